@@ -1,0 +1,171 @@
+# kyber-tuned: build, test and demo.
+#
+#   make deps    install every build/test dependency from Debian packages (idempotent)
+#   make         build BPF objects, skeletons, daemon, CLI, protobuf code, test device
+#   make check   deps + build + unit tests (ASan/UBSan) + real-kernel tests (root)
+#   make demo    deps + build + the tuner demo on the flash-model device (root)
+#   make bench   observer cost benchmark, written into docs/BENCHMARKS.md (root)
+#
+# All outputs go to $(BUILD)/.
+
+BUILD ?= build
+PYTHON ?= /usr/bin/python3
+CC ?= gcc
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
+# Kernel BTF that vmlinux.h is generated from; point it elsewhere to build
+# against another kernel.
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+PKG_CONFIG ?= pkg-config
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
+
+# Debian packages needed to build, test, benchmark and demo.
+DEB_PACKAGES := clang llvm make gcc pkg-config libbpf-dev bpftool \
+	libsystemd-dev libcap-dev protobuf-c-compiler libprotobuf-c-dev \
+	libfuse3-dev fuse3 libinih-dev libcmocka-dev libclang-rt-14-dev \
+	fio util-linux dbus systemd python3 python3-pytest python3-matplotlib \
+	libbpf-tools scdoc
+
+WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wno-unused-parameter -Wvla -Wdate-time
+CFLAGS ?= -O2 -g
+CPPFLAGS_ALL := -D_GNU_SOURCE -I$(BUILD) -I$(BUILD)/gen -Ibpf -Idaemon
+CFLAGS_ALL := -std=gnu11 $(WARN) $(CFLAGS) -fstack-protector-strong \
+	-D_FORTIFY_SOURCE=2 -fPIE
+LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+
+LIBS_DAEMON := $(shell $(PKG_CONFIG) --libs libbpf libsystemd libcap libprotobuf-c inih 2>/dev/null)
+CFLAGS_FUSE := $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
+LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
+
+# ---------------------------------------------------------------- sources
+# Pure modules: no I/O beyond what their callers hand them; linked into unit
+# tests without root.
+PURE_SRCS := daemon/hist.c daemon/parse-util.c daemon/interval.c \
+	daemon/report.c
+# Modules that touch the system.
+SYS_SRCS := daemon/log.c daemon/observer.c daemon/kyber-sysfs.c \
+	daemon/blockdev.c daemon/observe.c
+DAEMON_SRCS := daemon/main.c $(PURE_SRCS) $(SYS_SRCS)
+TUNECTL_SRCS := daemon/tunectl.c daemon/log.c daemon/parse-util.c
+
+BPF_SRCS := bpf/kyber_observer.bpf.c
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+PROTO_SRCS := proto/kyber_tuned.proto
+PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
+PROTO_H := $(PROTO_C:.c=.h)
+
+UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report
+UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
+
+HEADERS := $(wildcard daemon/*.h bpf/*.h)
+
+.PHONY: all deps check unit-test kernel-test demo bench clean lint
+.DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS) $(PROTO_H)
+
+all: $(BUILD)/kyber-tuned $(BUILD)/kyber-tunectl $(BUILD)/flashsim $(PROTO_C)
+
+# ---------------------------------------------------------------- deps
+# Skips apt entirely when everything is installed already.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: must run as root to install packages" >&2; exit 1; fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get -o DPkg::Lock::Timeout=600 update -q && \
+		apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $$missing; \
+	else \
+		echo "make deps: all $(words $(DEB_PACKAGES)) packages already installed"; \
+	fi
+
+# ---------------------------------------------------------------- BPF
+$(BUILD)/vmlinux.h: | $(BUILD)
+	@test -r $(VMLINUX_BTF) || { echo "No kernel BTF at $(VMLINUX_BTF): set VMLINUX_BTF=<file>" >&2; exit 1; }
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/observer-abi.h $(BUILD)/vmlinux.h | $(BUILD)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-I$(BUILD) -Ibpf -c $< -o $@
+	$(LLVM_STRIP) -g $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+# ---------------------------------------------------------------- protobuf
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto | $(BUILD)/gen
+	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/gen $<
+
+# ---------------------------------------------------------------- programs
+$(BUILD)/obj/%.o: %.c $(HEADERS) $(BPF_SKELS) $(PROTO_H) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(CFLAGS) -fPIE -c $< -o $@
+
+$(BUILD)/kyber-tuned: $(patsubst %.c,$(BUILD)/obj/%.o,$(DAEMON_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) -lm
+
+$(BUILD)/kyber-tunectl: $(patsubst %.c,$(BUILD)/obj/%.o,$(TUNECTL_SRCS))
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) -lm
+
+# The flash-model test device (tests/flashsim/).
+FLASHSIM_SRCS := $(wildcard tests/flashsim/*.c)
+FLASHSIM_HDRS := $(wildcard tests/flashsim/*.h)
+$(BUILD)/flashsim: $(FLASHSIM_SRCS) $(FLASHSIM_HDRS) | $(BUILD)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(CFLAGS_FUSE) $(LDFLAGS_ALL) -o $@ \
+		$(filter %.c,$^) $(LIBS_FUSE) -lm
+
+$(BUILD) $(BUILD)/gen:
+	mkdir -p $@
+
+# ---------------------------------------------------------------- tests
+# Unit tests link only pure modules (plus the sysfs module against a fake
+# tree) and run under ASan/UBSan.
+$(BUILD)/tests/test-hist: tests/unit/test-hist.c daemon/hist.c
+$(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c daemon/parse-util.c
+$(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
+$(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c daemon/hist.c daemon/parse-util.c
+
+$(UNIT_BINS): $(HEADERS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(SAN_FLAGS) -o $@ $(filter %.c,$^) -lcmocka -lm
+
+unit-test: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+# Real-kernel tests: BPF, loop devices, FUSE, fio. Need root.
+kernel-test: all
+	$(PYTHON) -m pytest -p no:cacheprovider -ra tests
+
+check: deps
+	$(MAKE) all
+	$(MAKE) unit-test
+	$(MAKE) kernel-test
+
+demo: deps
+	$(MAKE) all
+	$(PYTHON) tests/demo.py
+
+bench: deps
+	$(MAKE) all
+	$(PYTHON) bench/observer_cost.py
+
+lint:
+	shellcheck .ci/run
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -I daemon -I bpf daemon
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * kyber-tuned's observer: per-device, per-op latency histograms from the
+ * block request tracepoints, and Kyber's own view from its tracepoints.
+ *
+ * Every program exists twice: tp_btf (preferred) and raw_tp (fallback for
+ * kernels without BTF-typed tracepoints). Userspace enables one set before
+ * load. Both read the request through CO-RE, so one body serves both.
+ *
+ * Request timestamps come from bpf_ktime_get_ns() at insert and issue; the
+ * request's own start_time_ns/io_start_time_ns are cached per plug and can
+ * be stale.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "observer-abi.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define REQ_OP_BITS_MASK	0xff
+
+/* Kernel dev_t of the whole disk -> slot. Filled by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
+	__type(key, __u32);
+	__type(value, __u32);
+} watched SEC(".maps");
+
+/*
+ * Requests of watched devices between insert/issue and their final
+ * completion. Preallocated: no allocation on the I/O path. Userspace resizes
+ * it with the device count before load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct kt_req);
+} requests SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KT_MAX_DEVICES_DEFAULT * KT_OP_MAX);
+	__type(key, __u32);
+	__type(value, struct kt_op_stats);
+} op_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct kt_kyber_state);
+} kyber_state SEC(".maps");
+
+/* Before 5.17 the request pointed at its disk directly. */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(rq->q->disk))
+		disk = BPF_CORE_READ(rq, q, disk);
+	else
+		disk = BPF_CORE_READ((struct request___old *)rq, rq_disk);
+	if (!disk)
+		return 0;
+	return KT_MKDEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
+static __always_inline __u8 rq_op(struct request *rq)
+{
+	switch (BPF_CORE_READ(rq, cmd_flags) & REQ_OP_BITS_MASK) {
+	case REQ_OP_READ:
+		return KT_OP_READ;
+	case REQ_OP_WRITE:
+		return KT_OP_WRITE;
+	case REQ_OP_DISCARD:
+		return KT_OP_DISCARD;
+	default:
+		return KT_OP_OTHER;
+	}
+}
+
+static __always_inline struct kt_op_stats *stats_of(__u32 slot, __u8 op)
+{
+	__u32 key = slot * KT_OP_MAX + op;
+
+	return bpf_map_lookup_elem(&op_stats, &key);
+}
+
+static __always_inline void record(struct kt_op_stats *st, enum kt_lat kind, __u64 ns)
+{
+	__u32 idx = kt_hist_index(ns);
+
+	/* Both bounds again for the verifier. */
+	if (kind >= KT_LAT_MAX || idx >= KT_HIST_BUCKETS)
+		return;
+	st->hist[kind][idx]++;
+	st->lat_sum_ns[kind] += ns;
+}
+
+/* Undo the queued/inflight count of an entry that is going away unseen. */
+static __always_inline void forget(struct kt_req *r)
+{
+	struct kt_op_stats *old = stats_of(r->slot, r->op);
+
+	if (!old)
+		return;
+	if (r->state == KT_REQ_QUEUED)
+		old->queued--;
+	else
+		old->inflight--;
+}
+
+static __always_inline int on_insert(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct kt_op_stats *st;
+	struct kt_req *r, n = {};
+	__u32 dev = rq_dev(rq);
+	__u32 *slot;
+
+	slot = bpf_map_lookup_elem(&watched, &dev);
+	if (!slot)
+		return 0;
+	n.slot = *slot;
+	n.op = rq_op(rq);
+	st = stats_of(n.slot, n.op);
+	if (!st)
+		return 0;
+
+	r = bpf_map_lookup_elem(&requests, &key);
+	if (r) {
+		/* A requeued request coming back keeps its first insert time. */
+		if (r->state == KT_REQ_QUEUED && (r->flags & KT_REQ_F_REQUEUED))
+			return 0;
+		/* Anything else is a recycled request whose end we missed. */
+		forget(r);
+		st->stale++;
+	}
+
+	n.insert_ns = bpf_ktime_get_ns();
+	n.state = KT_REQ_QUEUED;
+	if (bpf_map_update_elem(&requests, &key, &n, BPF_ANY)) {
+		st->dropped++;
+		return 0;
+	}
+	st->inserted++;
+	st->queued++;
+	return 0;
+}
+
+static __always_inline int on_issue(struct request *rq)
+{
+	__u64 key = (__u64)rq, now;
+	struct kt_op_stats *st;
+	struct kt_req *r, n = {};
+	__u32 dev = rq_dev(rq);
+	__u32 *slot;
+
+	slot = bpf_map_lookup_elem(&watched, &dev);
+	if (!slot)
+		return 0;
+
+	now = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&requests, &key);
+	if (r) {
+		st = stats_of(r->slot, r->op);
+		if (!st)
+			return 0;
+		if (r->state == KT_REQ_QUEUED) {
+			/* Queue time once: a requeue does not start a new one. */
+			if (r->insert_ns && !(r->flags & KT_REQ_F_QUEUE_SEEN)) {
+				record(st, KT_LAT_QUEUE, now - r->insert_ns);
+				r->flags |= KT_REQ_F_QUEUE_SEEN;
+			}
+			st->queued--;
+			st->inflight++;
+			r->state = KT_REQ_ISSUED;
+		}
+		/* Issued again without a requeue (driver busy): restamp only. */
+		r->issue_ns = now;
+		st->issued++;
+		return 0;
+	}
+
+	/* Direct issue: no insert, total time starts here. */
+	n.slot = *slot;
+	n.op = rq_op(rq);
+	st = stats_of(n.slot, n.op);
+	if (!st)
+		return 0;
+	n.issue_ns = now;
+	n.state = KT_REQ_ISSUED;
+	if (bpf_map_update_elem(&requests, &key, &n, BPF_ANY)) {
+		st->dropped++;
+		return 0;
+	}
+	st->issued++;
+	st->inflight++;
+	return 0;
+}
+
+static __always_inline int on_requeue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct kt_op_stats *st;
+	struct kt_req *r;
+
+	r = bpf_map_lookup_elem(&requests, &key);
+	if (!r)
+		return 0;
+	st = stats_of(r->slot, r->op);
+	if (!st)
+		return 0;
+	st->requeued++;
+	if (r->state == KT_REQ_ISSUED) {
+		st->inflight--;
+		st->queued++;
+		r->state = KT_REQ_QUEUED;
+	}
+	r->flags |= KT_REQ_F_REQUEUED;
+	r->issue_ns = 0;
+	return 0;
+}
+
+/* rq was merged into another request and will be freed without issue. */
+static __always_inline int on_merge(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct kt_op_stats *st;
+	struct kt_req *r;
+
+	r = bpf_map_lookup_elem(&requests, &key);
+	if (!r)
+		return 0;
+	st = stats_of(r->slot, r->op);
+	if (st) {
+		st->merged++;
+		forget(r);
+	}
+	bpf_map_delete_elem(&requests, &key);
+	return 0;
+}
+
+static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes)
+{
+	__u64 key = (__u64)rq, now, start;
+	struct kt_op_stats *st;
+	struct kt_req *r;
+
+	r = bpf_map_lookup_elem(&requests, &key);
+	if (!r)
+		return 0;
+	st = stats_of(r->slot, r->op);
+	if (!st)
+		return 0;
+	st->bytes += nr_bytes;
+	/*
+	 * The tracepoint fires before the completed bytes are taken off the
+	 * request: anything short of the remaining length is a partial
+	 * completion and the request lives on.
+	 */
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len)) {
+		st->partial++;
+		return 0;
+	}
+
+	now = bpf_ktime_get_ns();
+	if (r->state == KT_REQ_ISSUED) {
+		record(st, KT_LAT_DEVICE, now - r->issue_ns);
+		st->inflight--;
+	} else {
+		st->queued--;	/* ended without an issue (failed in the queue) */
+	}
+	start = r->insert_ns ? r->insert_ns : r->issue_ns;
+	if (start)
+		record(st, KT_LAT_TOTAL, now - start);
+	st->completed++;
+	if (error)
+		st->errors++;
+	bpf_map_delete_elem(&requests, &key);
+	return 0;
+}
+
+/* ------------------------------------------------------------- Kyber */
+
+static __always_inline int domain_of(const char *name)
+{
+	char c = 0;
+
+	bpf_probe_read_kernel(&c, 1, name);
+	switch (c) {
+	case 'R':
+		return KT_OP_READ;
+	case 'W':
+		return KT_OP_WRITE;
+	case 'D':
+		return KT_OP_DISCARD;
+	default:
+		return KT_OP_OTHER;
+	}
+}
+
+static __always_inline struct kt_kyber_state *kyber_of(__u32 dev)
+{
+	__u32 *slot = bpf_map_lookup_elem(&watched, &dev);
+
+	if (!slot)
+		return NULL;
+	return bpf_map_lookup_elem(&kyber_state, slot);
+}
+
+static __always_inline int on_kyber_latency(__u32 dev, const char *domain, const char *type,
+					    unsigned int percentile, unsigned int numerator,
+					    unsigned int denominator, unsigned int samples)
+{
+	struct kt_kyber_state *ks = kyber_of(dev);
+	struct kt_kyber_latency *l;
+	int dom, t;
+	char c = 0;
+
+	if (!ks)
+		return 0;
+	dom = domain_of(domain);
+	bpf_probe_read_kernel(&c, 1, type);
+	t = c == 'I' ? KT_KYBER_IO : KT_KYBER_TOTAL;	/* "I/O" or "total" */
+	if (dom < 0 || dom >= KT_OP_MAX)
+		return 0;
+	l = &ks->latency[dom][t];
+	l->time_ns = bpf_ktime_get_ns();
+	l->percentile = percentile;
+	l->numerator = numerator;
+	l->denominator = denominator;
+	l->samples = samples;
+	return 0;
+}
+
+static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsigned int depth)
+{
+	struct kt_kyber_state *ks = kyber_of(dev);
+	int dom;
+
+	if (!ks)
+		return 0;
+	dom = domain_of(domain);
+	if (dom < 0 || dom >= KT_OP_MAX)
+		return 0;
+	ks->depth[dom] = depth;
+	ks->adjust_time_ns[dom] = bpf_ktime_get_ns();
+	ks->adjust_count[dom]++;
+	return 0;
+}
+
+static __always_inline int on_kyber_throttled(__u32 dev, const char *domain)
+{
+	__u32 *slot = bpf_map_lookup_elem(&watched, &dev);
+	struct kt_op_stats *st;
+
+	if (!slot)
+		return 0;
+	st = stats_of(*slot, domain_of(domain));
+	if (st)
+		st->kyber_throttled++;
+	return 0;
+}
+
+/* ------------------------------------------------------------- attach points */
+
+#define KT_PROGS(kind, sec)									\
+SEC(sec "/block_rq_insert")									\
+int BPF_PROG(kind##_rq_insert, struct request *rq)						\
+{ return on_insert(rq); }									\
+SEC(sec "/block_rq_issue")									\
+int BPF_PROG(kind##_rq_issue, struct request *rq)						\
+{ return on_issue(rq); }									\
+SEC(sec "/block_rq_requeue")									\
+int BPF_PROG(kind##_rq_requeue, struct request *rq)						\
+{ return on_requeue(rq); }									\
+SEC(sec "/block_rq_merge")									\
+int BPF_PROG(kind##_rq_merge, struct request *rq)						\
+{ return on_merge(rq); }									\
+SEC(sec "/block_rq_complete")									\
+int BPF_PROG(kind##_rq_complete, struct request *rq, int error, unsigned int nr_bytes)		\
+{ return on_complete(rq, error, nr_bytes); }							\
+SEC(sec "/kyber_latency")									\
+int BPF_PROG(kind##_kyber_latency, dev_t dev, const char *domain, const char *type,		\
+	     unsigned int percentile, unsigned int numerator, unsigned int denominator,		\
+	     unsigned int samples)								\
+{ return on_kyber_latency(dev, domain, type, percentile, numerator, denominator, samples); }	\
+SEC(sec "/kyber_adjust")									\
+int BPF_PROG(kind##_kyber_adjust, dev_t dev, const char *domain, unsigned int depth)		\
+{ return on_kyber_adjust(dev, domain, depth); }							\
+SEC(sec "/kyber_throttled")									\
+int BPF_PROG(kind##_kyber_throttled, dev_t dev, const char *domain)				\
+{ return on_kyber_throttled(dev, domain); }
+
+KT_PROGS(btf, "tp_btf")
+KT_PROGS(raw, "raw_tp")

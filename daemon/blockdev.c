@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "blockdev.h"
+#include "kyber-sysfs.h"
+#include "macro.h"
+#include "observer-abi.h"
+
+static int read_dev_numbers(const char *path, unsigned *major, unsigned *minor)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+
+	f = fopen(path, "re");
+	if (!f)
+		return negative_errno();
+	if (fscanf(f, "%u:%u", major, minor) != 2)
+		return -EBADMSG;
+	return 0;
+}
+
+/* /dev/xyz -> name of the kernel's block device, through its numbers. */
+static int name_from_path(const char *sysroot, const char *path, char *name, size_t n,
+			  char *err, size_t errlen)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	ssize_t l;
+
+	if (stat(path, &st) < 0) {
+		int r = negative_errno();
+
+		snprintf(err, errlen, "No such block device: %s (%s)", path, strerror(-r));
+		return r;
+	}
+	if (!S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a block device", path);
+		return -ENOTBLK;
+	}
+	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major(st.st_rdev), minor(st.st_rdev));
+	l = readlink(link, target, sizeof(target) - 1);
+	if (l < 0) {
+		int r = negative_errno();
+
+		snprintf(err, errlen, "No sysfs entry for %s (%s): %s", path, link, strerror(-r));
+		return r;
+	}
+	target[l] = 0;
+	snprintf(name, n, "%s", basename(target));
+	return 0;
+}
+
+int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out,
+		     char *err, size_t errlen)
+{
+	char name[64], path[PATH_MAX];
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!arg || !*arg) {
+		snprintf(err, errlen, "Empty device name");
+		return -EINVAL;
+	}
+	if (arg[0] == '/') {
+		r = name_from_path(sysroot, arg, name, sizeof(name), err, errlen);
+		if (r < 0)
+			return r;
+	} else {
+		if (!blockdev_name_valid(arg)) {
+			snprintf(err, errlen, "Invalid device name '%.64s'", arg);
+			return -EINVAL;
+		}
+		snprintf(name, sizeof(name), "%s", arg);
+	}
+
+	snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, name);
+	if (access(path, F_OK) < 0) {
+		snprintf(err, errlen, "No such block device: %s", name);
+		return -ENODEV;
+	}
+	snprintf(path, sizeof(path), "%s/class/block/%s/partition", sysroot, name);
+	if (access(path, F_OK) == 0) {
+		char real[PATH_MAX], parent[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, name);
+		if (realpath(path, real)) {
+			snprintf(parent, sizeof(parent), "%s", dirname(real));
+			snprintf(err, errlen, "%s is a partition; I/O schedulers are set per disk (use %s)",
+				 name, basename(parent));
+		} else
+			snprintf(err, errlen, "%s is a partition; I/O schedulers are set per disk", name);
+		return -EISDIR;
+	}
+	snprintf(path, sizeof(path), "%s/class/block/%s/dev", sysroot, name);
+	r = read_dev_numbers(path, &out->major, &out->minor);
+	if (r < 0) {
+		snprintf(err, errlen, "Failed to read %s: %s", path, strerror(-r));
+		return r;
+	}
+	snprintf(path, sizeof(path), "%s/block/%s/mq", sysroot, name);
+	if (access(path, F_OK) < 0) {
+		snprintf(err, errlen, "%s is not a blk-mq device: it has no I/O scheduler", name);
+		return -ENOTSUP;
+	}
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->kdev = KT_MKDEV(out->major, out->minor);
+	return 0;
+}
+
+int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *err, size_t errlen)
+{
+	struct sched_info si;
+	int r;
+
+	r = kyber_sysfs_read_scheduler(sysroot, d->name, &si);
+	if (r < 0) {
+		snprintf(err, errlen, "Failed to read the scheduler of %s: %s", d->name, strerror(-r));
+		return r;
+	}
+	if (!sched_info_has(&si, "kyber")) {
+		char list[SCHED_LIST_MAX * SCHED_NAME_MAX] = "";
+
+		for (unsigned i = 0; i < si.n_available; i++) {
+			if (i)
+				strcat(list, " ");
+			strcat(list, si.available[i]);
+		}
+		snprintf(err, errlen, "Kyber is not available for %s (schedulers: %s); "
+			 "it needs CONFIG_MQ_IOSCHED_KYBER", d->name, list);
+		return -ENOTSUP;
+	}
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Resolving what a user typed ("nvme0n1", "/dev/loop3") to a blk-mq disk. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct blockdev {
+	char name[64];		/* "loop3" */
+	unsigned major, minor;
+	uint32_t kdev;		/* kernel dev_t encoding, as BPF sees it */
+};
+
+/*
+ * Resolve arg (a name under <sysroot>/class/block or a /dev path) to a whole
+ * disk that has an I/O scheduler. On failure returns -errno and writes a
+ * sentence naming the cause into err: no such device, a partition, not a
+ * block device, not blk-mq.
+ */
+int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out,
+		     char *err, size_t errlen);
+
+/* -ENOTSUP with a sentence in err when Kyber is not among the schedulers. */
+int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *err, size_t errlen);

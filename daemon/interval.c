@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "interval.h"
+#include "macro.h"
+
+const double kt_pct_value[KT_PCT_MAX] = { 50, 90, 99, 99.9 };
+const char *const kt_pct_name[KT_PCT_MAX] = { "p50", "p90", "p99", "p99.9" };
+const char *const kt_op_name[KT_OP_MAX] = { "read", "write", "discard", "other" };
+const char *const kt_lat_name[KT_LAT_MAX] = { "queue", "device", "total" };
+
+int kt_op_from_string(const char *s)
+{
+	for (int i = 0; i < KT_OP_MAX; i++)
+		if (strcmp(s, kt_op_name[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+void op_stats_sum_cpus(struct kt_op_stats *dst, const void *percpu, unsigned ncpus, size_t stride)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (unsigned c = 0; c < ncpus; c++) {
+		const struct kt_op_stats *s = (const void *)((const char *)percpu + c * stride);
+
+		for (int k = 0; k < KT_LAT_MAX; k++) {
+			hist_merge(dst->hist[k], s->hist[k]);
+			dst->lat_sum_ns[k] += s->lat_sum_ns[k];
+		}
+		dst->completed += s->completed;
+		dst->bytes += s->bytes;
+		dst->errors += s->errors;
+		dst->inserted += s->inserted;
+		dst->issued += s->issued;
+		dst->requeued += s->requeued;
+		dst->merged += s->merged;
+		dst->partial += s->partial;
+		dst->dropped += s->dropped;
+		dst->stale += s->stale;
+		dst->kyber_throttled += s->kyber_throttled;
+		dst->queued += s->queued;
+		dst->inflight += s->inflight;
+	}
+}
+
+void lat_summary_compute(const __u64 *h, uint64_t sum_ns, struct kt_lat_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->count = hist_count(h);
+	if (!out->count)
+		return;
+	for (int i = 0; i < KT_PCT_MAX; i++)
+		(void)hist_percentile(h, kt_pct_value[i], &out->pct[i]);
+	out->mean_ns = (double)sum_ns / (double)out->count;
+}
+
+/* cur - prev for a counter; false when it went backwards. */
+static bool diff(uint64_t cur, uint64_t prev, uint64_t *out)
+{
+	if (cur < prev)
+		return false;
+	*out = cur - prev;
+	return true;
+}
+
+int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *cur,
+		     struct kt_interval *out)
+{
+	bool ok = true;
+
+	if (cur->time_ns < prev->time_ns)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->duration_ns = cur->time_ns - prev->time_ns;
+
+	for (int o = 0; o < KT_OP_MAX; o++) {
+		const struct kt_op_stats *c = &cur->op[o], *p = &prev->op[o];
+		struct kt_op_interval *r = &out->op[o];
+
+		ok = ok && diff(c->completed, p->completed, &r->completed) &&
+		     diff(c->bytes, p->bytes, &r->bytes) &&
+		     diff(c->errors, p->errors, &r->errors) &&
+		     diff(c->issued, p->issued, &r->issued) &&
+		     diff(c->merged, p->merged, &r->merged) &&
+		     diff(c->requeued, p->requeued, &r->requeued) &&
+		     diff(c->kyber_throttled, p->kyber_throttled, &r->throttled) &&
+		     diff(c->dropped, p->dropped, &r->dropped) &&
+		     diff(c->stale, p->stale, &r->stale);
+		for (int k = 0; ok && k < KT_LAT_MAX; k++) {
+			uint64_t sum;
+
+			ok = hist_delta(r->hist[k], c->hist[k], p->hist[k]) == 0 &&
+			     diff(c->lat_sum_ns[k], p->lat_sum_ns[k], &sum);
+			if (ok)
+				lat_summary_compute(r->hist[k], sum, &r->lat[k]);
+		}
+		r->iops = rate_per_sec(r->completed, out->duration_ns);
+		r->bytes_per_sec = rate_per_sec(r->bytes, out->duration_ns);
+		r->queued = c->queued;
+		r->inflight = c->inflight;
+
+		out->kyber_depth[o] = cur->kyber.depth[o];
+		out->kyber_adjusts[o] = cur->kyber.adjust_count[o] >= prev->kyber.adjust_count[o] ?
+			cur->kyber.adjust_count[o] - prev->kyber.adjust_count[o] : 0;
+	}
+
+	if (!ok) {
+		/* A counter reset (slot reassigned): report nothing rather than garbage. */
+		uint64_t d = out->duration_ns;
+
+		memset(out, 0, sizeof(*out));
+		out->duration_ns = d;
+		out->reset = true;
+	}
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Snapshots of one device's cumulative counters and what happened between
+ * two of them (an interval): rates, percentiles, depths. Pure.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+
+struct kt_snapshot {
+	uint64_t time_ns;		/* CLOCK_MONOTONIC when taken */
+	struct kt_op_stats op[KT_OP_MAX];
+	struct kt_kyber_state kyber;
+};
+
+/* Percentiles reported everywhere; index into kt_lat_summary.pct. */
+enum kt_pct { KT_P50, KT_P90, KT_P99, KT_P999, KT_PCT_MAX };
+extern const double kt_pct_value[KT_PCT_MAX];
+extern const char *const kt_pct_name[KT_PCT_MAX];
+
+struct kt_lat_summary {
+	uint64_t count;
+	uint64_t pct[KT_PCT_MAX];	/* ns; valid only when count > 0 */
+	double mean_ns;
+};
+
+struct kt_op_interval {
+	uint64_t completed, bytes, errors, issued, merged, requeued, throttled, dropped, stale;
+	double iops, bytes_per_sec;
+	struct kt_lat_summary lat[KT_LAT_MAX];
+	hist_t hist[KT_LAT_MAX];	/* this interval's samples */
+	int64_t queued, inflight;	/* at the end of the interval */
+};
+
+struct kt_interval {
+	uint64_t duration_ns;
+	bool reset;			/* counters went backwards: no data */
+	struct kt_op_interval op[KT_OP_MAX];
+	uint32_t kyber_depth[KT_OP_MAX];	/* last known depth; 0: unknown */
+	uint64_t kyber_adjusts[KT_OP_MAX];	/* depth changes in the interval */
+};
+
+extern const char *const kt_op_name[KT_OP_MAX];
+extern const char *const kt_lat_name[KT_LAT_MAX];
+
+/* Sum per-CPU values of one kt_op_stats into dst (stride: bytes per CPU). */
+void op_stats_sum_cpus(struct kt_op_stats *dst, const void *percpu, unsigned ncpus, size_t stride);
+
+/* Returns -EINVAL when cur is older than prev. */
+int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *cur,
+		     struct kt_interval *out);
+
+void lat_summary_compute(const __u64 *h, uint64_t sum_ns, struct kt_lat_summary *out);
+
+int kt_op_from_string(const char *s);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+static int max_level = LOG_LEVEL_INFO;
+static const char *log_prefix;
+
+void log_set_max_level(int level)
+{
+	max_level = level;
+}
+
+int log_get_max_level(void)
+{
+	return max_level;
+}
+
+void log_set_prefix(const char *prefix)
+{
+	log_prefix = prefix;
+}
+
+int log_level_from_string(const char *s)
+{
+	static const struct {
+		const char *name;
+		int level;
+	} table[] = {
+		{ "err", LOG_LEVEL_ERR }, { "error", LOG_LEVEL_ERR },
+		{ "warning", LOG_LEVEL_WARNING }, { "notice", LOG_LEVEL_NOTICE },
+		{ "info", LOG_LEVEL_INFO }, { "debug", LOG_LEVEL_DEBUG },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(table); i++)
+		if (strcasecmp(s, table[i].name) == 0)
+			return table[i].level;
+	return -EINVAL;
+}
+
+int log_internalv(int level, int error, const char *fmt, va_list ap)
+{
+	int e = error < 0 ? -error : error;
+
+	if (level <= max_level) {
+		/* %m in fmt refers to the error passed in, not a stale errno. */
+		errno = e;
+		if (log_prefix)
+			fprintf(stderr, "%s: ", log_prefix);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	return error < 0 ? error : -e;
+}
+
+int log_internal(int level, int error, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = log_internalv(level, error, fmt, ap);
+	va_end(ap);
+	return r;
+}

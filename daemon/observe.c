@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "blockdev.h"
+#include "kyber-sysfs.h"
+#include "log.h"
+#include "observe.h"
+#include "report.h"
+
+struct observed {
+	struct blockdev dev;
+	unsigned slot;
+	struct kt_snapshot *prev, *cur;
+	struct kt_interval *iv;
+};
+
+struct observe_ctx {
+	const struct observe_options *opts;
+	struct observer *observer;
+	struct observed *devs;
+	size_t n_devs;
+	uint64_t intervals;
+	sd_event *event;
+};
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* debugfs has the live depth; the last kyber_adjust is the fallback. */
+static void fill_depths(const struct observe_ctx *c, const struct observed *d, struct kt_interval *iv)
+{
+	for (int op = 0; op < KT_OP_MAX; op++) {
+		unsigned depth;
+
+		if (kyber_debugfs_read_depth(c->opts->debugfs, d->dev.name, kt_op_name[op], &depth) == 0)
+			iv->kyber_depth[op] = depth;
+	}
+}
+
+static void report_device(struct observe_ctx *c, struct observed *d)
+{
+	struct report_device rd = { .name = d->dev.name, .iv = d->iv };
+	struct sched_info si;
+	struct kt_snapshot *t;
+	int r;
+
+	r = observer_snapshot(c->observer, d->slot, d->cur);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to read the counters of %s: %m", d->dev.name);
+		return;
+	}
+	if (interval_compute(d->prev, d->cur, d->iv) < 0)
+		return;
+	if (kyber_sysfs_read_scheduler(c->opts->sysroot, d->dev.name, &si) == 0) {
+		rd.scheduler = si.current;
+		if (strcmp(si.current, "kyber") == 0) {
+			rd.has_targets = kyber_sysfs_read_targets(c->opts->sysroot, d->dev.name,
+								 &rd.targets) == 0;
+			fill_depths(c, d, d->iv);
+		}
+	}
+	rd.realtime_ns = realtime_ns();
+	if (c->opts->json)
+		report_json(stdout, &rd);
+	else
+		report_text(stdout, &rd);
+	t = d->prev;
+	d->prev = d->cur;
+	d->cur = t;
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct observe_ctx *c = userdata;
+	int r;
+
+	for (size_t i = 0; i < c->n_devs; i++)
+		report_device(c, &c->devs[i]);
+	fflush(stdout);
+	if (c->opts->count && ++c->intervals >= c->opts->count)
+		return sd_event_exit(sd_event_source_get_event(s), 0);
+	/* Scheduled from the previous deadline, not from now: no drift. */
+	r = sd_event_source_set_time(s, usec + c->opts->interval_ns / 1000);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static void ctx_done(struct observe_ctx *c)
+{
+	for (size_t i = 0; i < c->n_devs; i++) {
+		if (c->observer)
+			(void)observer_unwatch(c->observer, c->devs[i].slot);
+		free(c->devs[i].prev);
+		free(c->devs[i].cur);
+		free(c->devs[i].iv);
+	}
+	free(c->devs);
+	observer_free(c->observer);
+	sd_event_unref(c->event);
+}
+
+int observe_run(const struct observe_options *opts)
+{
+	struct observe_ctx c = { .opts = opts };
+	char err[512];
+	sigset_t ss;
+	uint64_t now;
+	int r;
+
+	c.devs = calloc(opts->n_devices, sizeof(*c.devs));
+	if (!c.devs)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	/* Resolve every device before loading anything: a typo fails fast. */
+	for (size_t i = 0; i < opts->n_devices; i++) {
+		struct observed *d = &c.devs[c.n_devs];
+
+		r = blockdev_resolve(opts->sysroot, opts->devices[i], &d->dev, err, sizeof(err));
+		if (r < 0) {
+			log_error("%s", err);
+			goto out;
+		}
+		if (blockdev_check_kyber(opts->sysroot, &d->dev, err, sizeof(err)) < 0)
+			log_warning("%s; observing latencies only", err);
+		d->prev = calloc(1, sizeof(*d->prev));
+		d->cur = calloc(1, sizeof(*d->cur));
+		d->iv = calloc(1, sizeof(*d->iv));
+		c.n_devs++;
+		if (!d->prev || !d->cur || !d->iv) {
+			r = log_error_errno(-ENOMEM, "Out of memory");
+			goto out;
+		}
+	}
+
+	r = observer_new(&c.observer, opts->attach, (unsigned)opts->n_devices, err, sizeof(err));
+	if (r < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	log_debug("BPF observer attached via %s%s", observer_attach_to_string(observer_attach_mode(c.observer)),
+		  observer_has_kyber_view(c.observer) ? "" : " (no Kyber tracepoints)");
+	for (size_t i = 0; i < c.n_devs; i++) {
+		struct observed *d = &c.devs[i];
+
+		r = observer_watch(c.observer, d->dev.kdev, &d->slot);
+		if (r == -EEXIST) {
+			r = log_error_errno(r, "%s is given twice", d->dev.name);
+			goto out;
+		}
+		if (r < 0) {
+			log_error_errno(r, "Failed to watch %s: %m", d->dev.name);
+			goto out;
+		}
+		r = observer_snapshot(c.observer, d->slot, d->prev);
+		if (r < 0) {
+			log_error_errno(r, "Failed to read the counters of %s: %m", d->dev.name);
+			goto out;
+		}
+	}
+
+	r = sd_event_new(&c.event);
+	if (r < 0) {
+		log_error_errno(r, "Failed to allocate the event loop: %m");
+		goto out;
+	}
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGTERM);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	/* A NULL handler makes sd-event leave the loop on the signal. */
+	(void)sd_event_add_signal(c.event, NULL, SIGINT, NULL, NULL);
+	(void)sd_event_add_signal(c.event, NULL, SIGTERM, NULL, NULL);
+	sd_event_now(c.event, CLOCK_MONOTONIC, &now);
+	r = sd_event_add_time(c.event, NULL, CLOCK_MONOTONIC, now + opts->interval_ns / 1000,
+			      1000 /* 1 ms accuracy */, on_tick, &c);
+	if (r < 0) {
+		log_error_errno(r, "Failed to add the interval timer: %m");
+		goto out;
+	}
+	if (!opts->json)
+		report_text_header(stdout);
+	fflush(stdout);
+	/* Attached and watching: tests and units wait for this. */
+	(void)sd_notify(0, "READY=1");
+	r = sd_event_loop(c.event);
+	if (r < 0)
+		log_error_errno(r, "Event loop failed: %m");
+out:
+	ctx_done(&c);
+	return r < 0 ? r : 0;
+}

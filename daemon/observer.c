@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kyber_observer.skel.h"
+#include "log.h"
+#include "macro.h"
+#include "observer.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
+struct observer {
+	struct kyber_observer_bpf *skel;
+	enum observer_attach mode;
+	bool kyber_view;
+	unsigned ncpus;
+	size_t stride;		/* bytes per CPU in a per-CPU value */
+	void *percpu;		/* one per-CPU kt_op_stats value */
+	unsigned max_devices;
+	bool *slot_used;
+	uint32_t *slot_kdev;
+};
+
+static const char *const attach_names[] = {
+	[OBSERVER_ATTACH_AUTO] = "auto",
+	[OBSERVER_ATTACH_TP_BTF] = "tp_btf",
+	[OBSERVER_ATTACH_RAW_TP] = "raw_tp",
+};
+
+int observer_attach_from_string(const char *s, enum observer_attach *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(attach_names); i++)
+		if (strcmp(s, attach_names[i]) == 0) {
+			*ret = (enum observer_attach)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *observer_attach_to_string(enum observer_attach a)
+{
+	return (size_t)a < ELEMENTSOF(attach_names) ? attach_names[a] : "?";
+}
+
+enum observer_attach observer_attach_mode(const struct observer *o)
+{
+	return o->mode;
+}
+
+bool observer_has_kyber_view(const struct observer *o)
+{
+	return o->kyber_view;
+}
+
+/* libbpf's chatter (verifier logs included) goes to debug. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (log_get_max_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Names the capabilities that loading tracing BPF needs and we lack. */
+static bool missing_bpf_caps(char *buf, size_t n)
+{
+	cap_flag_value_t bpf = CAP_CLEAR, perfmon = CAP_CLEAR, admin = CAP_CLEAR;
+	cap_t caps = cap_get_proc();
+
+	if (!caps)
+		return false;
+	(void)cap_get_flag(caps, CAP_BPF, CAP_EFFECTIVE, &bpf);
+	(void)cap_get_flag(caps, CAP_PERFMON, CAP_EFFECTIVE, &perfmon);
+	(void)cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &admin);
+	cap_free(caps);
+	if (admin == CAP_SET || (bpf == CAP_SET && perfmon == CAP_SET))
+		return false;
+	snprintf(buf, n, "%s%s%s", bpf == CAP_SET ? "" : "CAP_BPF",
+		 bpf != CAP_SET && perfmon != CAP_SET ? " and " : "",
+		 perfmon == CAP_SET ? "" : "CAP_PERFMON");
+	return true;
+}
+
+static bool btf_has_typedef(const struct btf *btf, const char *name)
+{
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
+}
+
+static int choose_programs(struct observer *o, enum observer_attach want, char *err, size_t errlen)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct bpf_program *prog;
+	bool have_tp_btf;
+
+	if (!vmlinux) {
+		snprintf(err, errlen, "Failed to load kernel BTF from %s: %s", VMLINUX_BTF,
+			 strerror(errno));
+		return -errno ?: -EIO;
+	}
+	have_tp_btf = btf_has_typedef(vmlinux, "btf_trace_block_rq_insert");
+	o->kyber_view = btf_has_typedef(vmlinux, "btf_trace_kyber_latency");
+	btf__free(vmlinux);
+
+	if (want == OBSERVER_ATTACH_TP_BTF && !have_tp_btf) {
+		snprintf(err, errlen, "This kernel has no BTF-typed block tracepoints (tp_btf); "
+			 "use --attach=raw_tp or auto");
+		return -ENOTSUP;
+	}
+	o->mode = want == OBSERVER_ATTACH_AUTO ?
+		(have_tp_btf ? OBSERVER_ATTACH_TP_BTF : OBSERVER_ATTACH_RAW_TP) : want;
+
+	bpf_object__for_each_program(prog, o->skel->obj) {
+		const char *name = bpf_program__name(prog);
+		bool ours = strncmp(name, o->mode == OBSERVER_ATTACH_TP_BTF ? "btf_" : "raw_", 4) == 0;
+
+		/* Without Kyber built in its tracepoints do not exist. */
+		if (strstr(name, "_kyber_") && !o->kyber_view)
+			ours = false;
+		bpf_program__set_autoload(prog, ours);
+	}
+	return 0;
+}
+
+int observer_new(struct observer **ret, enum observer_attach attach, unsigned max_devices,
+		 char *err, size_t errlen)
+{
+	struct observer *o;
+	char caps[64];
+	int r, ncpus;
+
+	if (max_devices == 0 || max_devices > 1024) {
+		snprintf(err, errlen, "Invalid device count %u (1..1024)", max_devices);
+		return -EINVAL;
+	}
+	if (access(VMLINUX_BTF, R_OK) < 0) {
+		r = negative_errno();
+		snprintf(err, errlen, "Kernel BTF is missing (%s: %s): kyber-tuned needs a kernel "
+			 "built with CONFIG_DEBUG_INFO_BTF=y", VMLINUX_BTF, strerror(-r));
+		return r;
+	}
+	if (missing_bpf_caps(caps, sizeof(caps))) {
+		snprintf(err, errlen, "BPF not permitted: missing %s (or CAP_SYS_ADMIN); run as root",
+			 caps);
+		return -EPERM;
+	}
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		snprintf(err, errlen, "Failed to count possible CPUs: %s", strerror(-ncpus));
+		return ncpus < 0 ? ncpus : -EIO;
+	}
+
+	libbpf_set_print(libbpf_print);
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->ncpus = (unsigned)ncpus;
+	o->stride = (sizeof(struct kt_op_stats) + 7) & ~(size_t)7;
+	o->max_devices = max_devices;
+	o->percpu = calloc(o->ncpus, o->stride);
+	o->slot_used = calloc(max_devices, sizeof(bool));
+	o->slot_kdev = calloc(max_devices, sizeof(uint32_t));
+	if (!o->percpu || !o->slot_used || !o->slot_kdev) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	o->skel = kyber_observer_bpf__open();
+	if (!o->skel) {
+		r = negative_errno();
+		snprintf(err, errlen, "Failed to open the BPF object: %s", strerror(-r));
+		goto fail;
+	}
+	/* ~1024 requests in flight per device is far above any tag depth. */
+	bpf_map__set_max_entries(o->skel->maps.watched, max_devices);
+	bpf_map__set_max_entries(o->skel->maps.kyber_state, max_devices);
+	bpf_map__set_max_entries(o->skel->maps.op_stats, max_devices * KT_OP_MAX);
+	bpf_map__set_max_entries(o->skel->maps.requests, MAX(4096u, max_devices * 1024u));
+
+	r = choose_programs(o, attach, err, errlen);
+	if (r < 0)
+		goto fail;
+
+	r = kyber_observer_bpf__load(o->skel);
+	if (r < 0) {
+		if (r == -EPERM || r == -EACCES)
+			snprintf(err, errlen, "BPF not permitted: loading failed with %s; kyber-tuned "
+				 "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)", strerror(-r));
+		else
+			snprintf(err, errlen, "Failed to load the BPF programs (%s): %s; "
+				 "--log-level=debug shows the verifier log",
+				 observer_attach_to_string(o->mode), strerror(-r));
+		goto fail;
+	}
+	r = kyber_observer_bpf__attach(o->skel);
+	if (r < 0) {
+		snprintf(err, errlen, "Failed to attach the BPF programs (%s): %s",
+			 observer_attach_to_string(o->mode), strerror(-r));
+		goto fail;
+	}
+	*ret = o;
+	return 0;
+fail:
+	observer_free(o);
+	return r;
+}
+
+struct observer *observer_free(struct observer *o)
+{
+	if (!o)
+		return NULL;
+	kyber_observer_bpf__destroy(o->skel);
+	free(o->percpu);
+	free(o->slot_used);
+	free(o->slot_kdev);
+	free(o);
+	return NULL;
+}
+
+/* Delete the request entries of one slot (an unwatched device). */
+static void sweep_requests(struct observer *o, unsigned slot)
+{
+	int fd = bpf_map__fd(o->skel->maps.requests);
+	__u64 key, next;
+	struct kt_req v;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v) == 0 && v.slot == slot) {
+			bpf_map_delete_elem(fd, &key);
+			/* The iteration restarts: deleting may reorder buckets. */
+			prev = NULL;
+			continue;
+		}
+		prev = &key;
+	}
+}
+
+int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
+{
+	struct kt_kyber_state ks = {};
+	unsigned slot;
+	int r;
+
+	for (slot = 0; slot < o->max_devices; slot++)
+		if (o->slot_used[slot] && o->slot_kdev[slot] == kdev)
+			return -EEXIST;
+	for (slot = 0; slot < o->max_devices && o->slot_used[slot]; slot++)
+		;
+	if (slot == o->max_devices)
+		return -ENOSPC;
+
+	/* Fresh counters and no leftovers of a previous holder of the slot. */
+	memset(o->percpu, 0, o->ncpus * o->stride);
+	for (unsigned op = 0; op < KT_OP_MAX; op++) {
+		__u32 key = slot * KT_OP_MAX + op;
+
+		r = bpf_map_update_elem(bpf_map__fd(o->skel->maps.op_stats), &key, o->percpu, BPF_ANY);
+		if (r < 0)
+			return negative_errno();
+	}
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &ks, BPF_ANY) < 0)
+		return negative_errno();
+	sweep_requests(o, slot);
+
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &kdev, &slot, BPF_NOEXIST) < 0)
+		return negative_errno();
+	o->slot_used[slot] = true;
+	o->slot_kdev[slot] = kdev;
+	*ret_slot = slot;
+	return 0;
+}
+
+int observer_unwatch(struct observer *o, unsigned slot)
+{
+	if (slot >= o->max_devices || !o->slot_used[slot])
+		return -ENOENT;
+	if (bpf_map_delete_elem(bpf_map__fd(o->skel->maps.watched), &o->slot_kdev[slot]) < 0)
+		return negative_errno();
+	o->slot_used[slot] = false;
+	sweep_requests(o, slot);
+	return 0;
+}
+
+int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out)
+{
+	struct timespec ts;
+
+	if (slot >= o->max_devices || !o->slot_used[slot])
+		return -ENOENT;
+	for (unsigned op = 0; op < KT_OP_MAX; op++) {
+		__u32 key = slot * KT_OP_MAX + op;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.op_stats), &key, o->percpu) < 0)
+			return negative_errno();
+		op_stats_sum_cpus(&out->op[op], o->percpu, o->ncpus, o->stride);
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &out->kyber) < 0)
+		return negative_errno();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	out->time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+int observer_pending_requests(struct observer *o, size_t *ret)
+{
+	int fd = bpf_map__fd(o->skel->maps.requests);
+	__u64 key, next;
+	void *prev = NULL;
+	size_t n = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	*ret = n;
+	return 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The BPF observer's lifecycle: open, load, attach, watch and unwatch a
+ * device, snapshot its counters. One observer serves every device.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interval.h"
+
+enum observer_attach {
+	OBSERVER_ATTACH_AUTO,	/* tp_btf where the kernel has it, else raw_tp */
+	OBSERVER_ATTACH_TP_BTF,
+	OBSERVER_ATTACH_RAW_TP,
+};
+
+struct observer;
+
+int observer_attach_from_string(const char *s, enum observer_attach *ret);
+const char *observer_attach_to_string(enum observer_attach a);
+
+/*
+ * Load and attach. max_devices sizes the maps. On failure returns -errno and
+ * writes a sentence naming the cause into err (missing BTF, which
+ * capability is missing, ...).
+ */
+int observer_new(struct observer **ret, enum observer_attach attach, unsigned max_devices,
+		 char *err, size_t errlen);
+struct observer *observer_free(struct observer *o);
+
+/* The attach type actually in use. */
+enum observer_attach observer_attach_mode(const struct observer *o);
+/* False when the kernel has no Kyber tracepoints (no Kyber view). */
+bool observer_has_kyber_view(const struct observer *o);
+
+/* Start watching a disk (kernel dev_t). Its counters start at zero.
+ * -EEXIST if watched already, -ENOSPC if all slots are taken. */
+int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot);
+/* Stop, and drop the device's in-flight request entries. */
+int observer_unwatch(struct observer *o, unsigned slot);
+
+/* Cumulative counters of a watched slot, summed over CPUs. */
+int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out);
+
+/* Entries in the per-request map (all devices); for leak checks. */
+int observer_pending_requests(struct observer *o, size_t *ret);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One interval of one device as a text line or a JSON object. Pure. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "interval.h"
+#include "kyber-sysfs.h"
+
+struct report_device {
+	const char *name;
+	const char *scheduler;		/* NULL: unknown */
+	bool has_targets;		/* Kyber is active and targets were read */
+	struct kyber_targets targets;
+	const struct kt_interval *iv;
+	uint64_t realtime_ns;		/* wall clock at the end of the interval */
+};
+
+void report_text_header(FILE *f);
+void report_text(FILE *f, const struct report_device *d);
+/* One line of JSON (JSON Lines); keys are documented in kyber-tuned(8). */
+void report_json(FILE *f, const struct report_device *d);
+/* A JSON string literal with escapes. */
+void json_string(FILE *f, const char *s);

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests: snapshots -> intervals (daemon/interval.c) -> text/JSON (daemon/report.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "interval.h"
+#include "report.h"
+
+static void add(struct kt_op_stats *s, enum kt_lat k, uint64_t ns, unsigned n)
+{
+	s->hist[k][kt_hist_index(ns)] += n;
+	s->lat_sum_ns[k] += ns * n;
+}
+
+static struct kt_snapshot *snap(void)
+{
+	struct kt_snapshot *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	return s;
+}
+
+static void test_sum_cpus(void **state)
+{
+	struct kt_op_stats *cpu = calloc(2, sizeof(*cpu)), sum;
+
+	assert_non_null(cpu);
+	cpu[0].completed = 3;
+	cpu[0].inflight = 5;	/* issued here ... */
+	cpu[1].inflight = -4;	/* ... completed there */
+	add(&cpu[0], KT_LAT_TOTAL, 100000, 2);
+	add(&cpu[1], KT_LAT_TOTAL, 100000, 1);
+	op_stats_sum_cpus(&sum, cpu, 2, sizeof(*cpu));
+	assert_int_equal(sum.completed, 3);
+	assert_int_equal(sum.inflight, 1);
+	assert_int_equal(hist_count(sum.hist[KT_LAT_TOTAL]), 3);
+	free(cpu);
+}
+
+static void test_interval(void **state)
+{
+	struct kt_snapshot *a = snap(), *b = snap();
+	struct kt_interval *iv = calloc(1, sizeof(*iv));
+
+	assert_non_null(iv);
+	a->time_ns = 1000000000;
+	b->time_ns = 3000000000;	/* 2 s */
+	add(&a->op[KT_OP_READ], KT_LAT_DEVICE, 50000, 10);
+	b->op[KT_OP_READ] = a->op[KT_OP_READ];
+	add(&b->op[KT_OP_READ], KT_LAT_DEVICE, 100000, 99);
+	add(&b->op[KT_OP_READ], KT_LAT_DEVICE, 10000000, 1);
+	a->op[KT_OP_READ].completed = 10;
+	b->op[KT_OP_READ].completed = 110;
+	b->op[KT_OP_READ].bytes = 100 * 4096;
+	b->op[KT_OP_READ].inflight = 1;
+	b->kyber.depth[KT_OP_WRITE] = 32;
+	b->kyber.adjust_count[KT_OP_WRITE] = 3;
+
+	assert_int_equal(interval_compute(a, b, iv), 0);
+	assert_false(iv->reset);
+	assert_int_equal(iv->duration_ns, 2000000000);
+	assert_true(iv->op[KT_OP_READ].iops > 49.9 && iv->op[KT_OP_READ].iops < 50.1);
+	assert_int_equal(iv->op[KT_OP_READ].lat[KT_LAT_DEVICE].count, 100);
+	/* The 10 samples before the interval are not in it. */
+	assert_true(iv->op[KT_OP_READ].lat[KT_LAT_DEVICE].pct[KT_P50] > 98000);
+	assert_true(iv->op[KT_OP_READ].lat[KT_LAT_DEVICE].pct[KT_P999] > 9800000);
+	assert_int_equal(iv->op[KT_OP_READ].inflight, 1);
+	assert_int_equal(iv->kyber_depth[KT_OP_WRITE], 32);
+	assert_int_equal(iv->kyber_adjusts[KT_OP_WRITE], 3);
+
+	/* Backwards: a reset, reported as such with no data. */
+	assert_int_equal(interval_compute(b, a, iv), -EINVAL);
+	a->time_ns = 4000000000;
+	assert_int_equal(interval_compute(b, a, iv), 0);
+	assert_true(iv->reset);
+	assert_int_equal(iv->op[KT_OP_READ].completed, 0);
+	free(a);
+	free(b);
+	free(iv);
+}
+
+static char *render(bool json, const struct report_device *d)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	assert_non_null(f);
+	if (json)
+		report_json(f, d);
+	else
+		report_text(f, d);
+	fclose(f);
+	return buf;
+}
+
+static void test_report(void **state)
+{
+	struct kt_snapshot *a = snap(), *b = snap();
+	struct kt_interval *iv = calloc(1, sizeof(*iv));
+	struct report_device d = {
+		.name = "loop\"7", .scheduler = "kyber", .has_targets = true,
+		.targets = { 2000000, 10000000 }, .iv = iv, .realtime_ns = 0,
+	};
+	char *t;
+
+	assert_non_null(iv);
+	b->time_ns = 1000000000;
+	add(&b->op[KT_OP_READ], KT_LAT_DEVICE, 95000, 100);
+	add(&b->op[KT_OP_READ], KT_LAT_TOTAL, 120000, 100);
+	b->op[KT_OP_READ].completed = 9100;
+	b->kyber.depth[KT_OP_READ] = 256;
+	assert_int_equal(interval_compute(a, b, iv), 0);
+
+	t = render(false, &d);
+	assert_non_null(strstr(t, "kyber[2.00ms/10.0ms]"));
+	assert_non_null(strstr(t, "read 9.10k IOPS"));
+	assert_non_null(strstr(t, "dev=95."));
+	assert_non_null(strstr(t, "write 0 IOPS dev=- tot=-"));
+	assert_null(strstr(t, "discard"));	/* idle: not shown */
+	assert_non_null(strstr(t, "depth r=256 w=?"));
+	free(t);
+
+	t = render(true, &d);
+	assert_non_null(strstr(t, "\"device\":\"loop\\\"7\""));
+	assert_non_null(strstr(t, "\"read_target_ns\":2000000"));
+	assert_non_null(strstr(t, "\"write\":{\"iops\":0.0"));
+	assert_non_null(strstr(t, "\"p99_ns\":null"));
+	assert_non_null(strstr(t, "\"kyber_depth\":{\"read\":256,\"write\":null"));
+	assert_true(t[strlen(t) - 1] == '\n');
+	free(t);
+
+	d.has_targets = false;
+	d.scheduler = NULL;
+	t = render(true, &d);
+	assert_non_null(strstr(t, "\"scheduler\":null,\"read_target_ns\":null"));
+	free(t);
+	free(a);
+	free(b);
+	free(iv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sum_cpus),
+		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_report),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
