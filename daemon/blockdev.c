@@ -137,3 +137,19 @@ int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *er
 	}
 	return 0;
 }
+
+int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char path[PATH_MAX];
+	unsigned r, w;
+
+	snprintf(path, sizeof(path), "%s/block/%s/inflight", sysroot, name);
+	f = fopen(path, "re");
+	if (!f)
+		return negative_errno();
+	if (fscanf(f, "%u %u", &r, &w) != 2)
+		return -EBADMSG;
+	*ret = r + w;
+	return 0;
+}

@@ -22,3 +22,6 @@ int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out,
 
 /* -ENOTSUP with a sentence in err when Kyber is not among the schedulers. */
 int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *err, size_t errlen);
+
+/* Requests the kernel counts in flight (/sys/block/DEV/inflight, both directions). */
+int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret);

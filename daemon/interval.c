@@ -64,6 +64,22 @@ static bool diff(uint64_t cur, uint64_t prev, uint64_t *out)
 	return true;
 }
 
+bool interval_lost_completions(const struct kt_interval *iv, unsigned kernel_inflight)
+{
+	int64_t pending = 0;
+
+	if (iv->reset || kernel_inflight)
+		return false;
+	for (int o = 0; o < KT_OP_MAX; o++) {
+		const struct kt_op_interval *r = &iv->op[o];
+
+		if (r->issued || r->completed || r->merged || r->requeued)
+			return false;
+		pending += r->queued + r->inflight;
+	}
+	return pending > 0;
+}
+
 int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *cur,
 		     struct kt_interval *out)
 {
@@ -86,7 +102,8 @@ int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *c
 		     diff(c->requeued, p->requeued, &r->requeued) &&
 		     diff(c->kyber_throttled, p->kyber_throttled, &r->throttled) &&
 		     diff(c->dropped, p->dropped, &r->dropped) &&
-		     diff(c->stale, p->stale, &r->stale);
+		     diff(c->stale, p->stale, &r->stale) &&
+		     diff(cur->expired[o], prev->expired[o], &r->expired);
 		for (int k = 0; ok && k < KT_LAT_MAX; k++) {
 			uint64_t sum;
 

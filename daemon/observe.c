@@ -48,6 +48,36 @@ static void fill_depths(const struct observe_ctx *c, const struct observed *d, s
 	}
 }
 
+/* Entries whose completion the kernel never delivered: drop them once the
+ * device is idle so the request map is empty again. */
+static void expire_lost(struct observe_ctx *c, struct observed *d)
+{
+	unsigned kernel_inflight;
+	int n;
+
+	if (blockdev_read_inflight(c->opts->sysroot, d->dev.name, &kernel_inflight) < 0 ||
+	    !interval_lost_completions(d->iv, kernel_inflight))
+		return;
+	n = observer_expire(c->observer, d->slot);
+	if (n > 0)
+		log_debug("%s: expired %d request entries whose completion was never seen",
+			  d->dev.name, n);
+}
+
+/* Events the kernel skipped because the same program was already running
+ * on that CPU (an interrupt nested in it): lost samples. */
+static uint64_t bpf_misses(struct observe_ctx *c)
+{
+	struct observer_prog_stats ps[16];
+	uint64_t sum = 0;
+	int n;
+
+	n = observer_prog_stats(c->observer, ps, ELEMENTSOF(ps));
+	for (int i = 0; i < MIN(n, (int)ELEMENTSOF(ps)); i++)
+		sum += ps[i].recursion_misses;
+	return sum;
+}
+
 static void report_device(struct observe_ctx *c, struct observed *d)
 {
 	struct report_device rd = { .name = d->dev.name, .iv = d->iv };
@@ -62,6 +92,7 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 	}
 	if (interval_compute(d->prev, d->cur, d->iv) < 0)
 		return;
+	expire_lost(c, d);
 	if (kyber_sysfs_read_scheduler(c->opts->sysroot, d->dev.name, &si) == 0) {
 		rd.scheduler = si.current;
 		if (strcmp(si.current, "kyber") == 0) {
@@ -71,6 +102,7 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 		}
 	}
 	rd.realtime_ns = realtime_ns();
+	rd.bpf_misses = bpf_misses(c);
 	if (c->opts->json)
 		report_json(stdout, &rd);
 	else

@@ -34,6 +34,13 @@ struct observer {
 	unsigned max_devices;
 	bool *slot_used;
 	uint32_t *slot_kdev;
+	struct slot_books *books;	/* userspace corrections per slot */
+};
+
+/* What observer_expire() took off the kernel's books, per op. */
+struct slot_books {
+	int64_t queued[KT_OP_MAX], inflight[KT_OP_MAX];
+	uint64_t expired[KT_OP_MAX];
 };
 
 static const char *const attach_names[] = {
@@ -173,7 +180,8 @@ int observer_new(struct observer **ret, enum observer_attach attach, unsigned ma
 	o->percpu = calloc(o->ncpus, o->stride);
 	o->slot_used = calloc(max_devices, sizeof(bool));
 	o->slot_kdev = calloc(max_devices, sizeof(uint32_t));
-	if (!o->percpu || !o->slot_used || !o->slot_kdev) {
+	o->books = calloc(max_devices, sizeof(struct slot_books));
+	if (!o->percpu || !o->slot_used || !o->slot_kdev || !o->books) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -226,28 +234,39 @@ struct observer *observer_free(struct observer *o)
 	free(o->percpu);
 	free(o->slot_used);
 	free(o->slot_kdev);
+	free(o->books);
 	free(o);
 	return NULL;
 }
 
-/* Delete the request entries of one slot (an unwatched device). */
-static void sweep_requests(struct observer *o, unsigned slot)
+/* Delete the request entries of one slot; books (if any) records them. */
+static int sweep_requests(struct observer *o, unsigned slot, struct slot_books *books)
 {
 	int fd = bpf_map__fd(o->skel->maps.requests);
 	__u64 key, next;
 	struct kt_req v;
 	void *prev = NULL;
+	int n = 0;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &v) == 0 && v.slot == slot) {
-			bpf_map_delete_elem(fd, &key);
-			/* The iteration restarts: deleting may reorder buckets. */
+		if (bpf_map_lookup_elem(fd, &key, &v) == 0 && v.slot == slot &&
+		    bpf_map_delete_elem(fd, &key) == 0) {
+			if (books && v.op < KT_OP_MAX) {
+				if (v.state == KT_REQ_QUEUED)
+					books->queued[v.op]++;
+				else
+					books->inflight[v.op]++;
+				books->expired[v.op]++;
+			}
+			n++;
+			/* Start over: a deletion may reorder the walk. */
 			prev = NULL;
 			continue;
 		}
 		prev = &key;
 	}
+	return n;
 }
 
 int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
@@ -275,7 +294,8 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 	}
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &ks, BPF_ANY) < 0)
 		return negative_errno();
-	sweep_requests(o, slot);
+	(void)sweep_requests(o, slot, NULL);
+	memset(&o->books[slot], 0, sizeof(o->books[slot]));
 
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &kdev, &slot, BPF_NOEXIST) < 0)
 		return negative_errno();
@@ -292,8 +312,15 @@ int observer_unwatch(struct observer *o, unsigned slot)
 	if (bpf_map_delete_elem(bpf_map__fd(o->skel->maps.watched), &o->slot_kdev[slot]) < 0)
 		return negative_errno();
 	o->slot_used[slot] = false;
-	sweep_requests(o, slot);
+	(void)sweep_requests(o, slot, NULL);
 	return 0;
+}
+
+int observer_expire(struct observer *o, unsigned slot)
+{
+	if (slot >= o->max_devices || !o->slot_used[slot])
+		return -ENOENT;
+	return sweep_requests(o, slot, &o->books[slot]);
 }
 
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out)
@@ -308,12 +335,40 @@ int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out
 		if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.op_stats), &key, o->percpu) < 0)
 			return negative_errno();
 		op_stats_sum_cpus(&out->op[op], o->percpu, o->ncpus, o->stride);
+		out->op[op].queued -= o->books[slot].queued[op];
+		out->op[op].inflight -= o->books[slot].inflight[op];
+		out->expired[op] = o->books[slot].expired[op];
 	}
 	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &out->kyber) < 0)
 		return negative_errno();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	out->time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return 0;
+}
+
+int observer_prog_stats(struct observer *o, struct observer_prog_stats *out, size_t n)
+{
+	struct bpf_program *prog;
+	int count = 0;
+
+	bpf_object__for_each_program(prog, o->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || !bpf_program__autoload(prog))
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+			return negative_errno();
+		if ((size_t)count < n) {
+			snprintf(out[count].name, sizeof(out[count].name), "%s", bpf_program__name(prog));
+			out[count].run_cnt = info.run_cnt;
+			out[count].run_time_ns = info.run_time_ns;
+			out[count].recursion_misses = info.recursion_misses;
+		}
+		count++;
+	}
+	return count;
 }
 
 int observer_pending_requests(struct observer *o, size_t *ret)

@@ -42,8 +42,27 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot);
 /* Stop, and drop the device's in-flight request entries. */
 int observer_unwatch(struct observer *o, unsigned slot);
 
+/*
+ * Drop every request entry of a slot, correcting its queued/inflight gauges
+ * and counting the entries as expired. For entries whose completion event
+ * the kernel never delivered: call it only when the device is idle (see
+ * interval_lost_completions()). Returns the number dropped.
+ */
+int observer_expire(struct observer *o, unsigned slot);
+
 /* Cumulative counters of a watched slot, summed over CPUs. */
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out);
+
+/* Kernel-side statistics of one attached program (bpf_prog_info). run_cnt
+ * and run_time_ns count only while kernel.bpf_stats_enabled=1. */
+struct observer_prog_stats {
+	char name[32];
+	uint64_t run_cnt, run_time_ns;
+	uint64_t recursion_misses;	/* nested calls the kernel skipped */
+};
+
+/* Fills up to n entries, returns how many programs are attached. */
+int observer_prog_stats(struct observer *o, struct observer_prog_stats *out, size_t n);
 
 /* Entries in the per-request map (all devices); for leak checks. */
 int observer_pending_requests(struct observer *o, size_t *ret);

@@ -120,15 +120,17 @@ void report_json(FILE *f, const struct report_device *d)
 			d->targets.read_ns, d->targets.write_ns);
 	else
 		fputs(",\"read_target_ns\":null,\"write_target_ns\":null", f);
-	fprintf(f, ",\"reset\":%s,\"ops\":{", iv->reset ? "true" : "false");
+	fprintf(f, ",\"reset\":%s,\"bpf_missed_events\":%" PRIu64 ",\"ops\":{",
+		iv->reset ? "true" : "false", d->bpf_misses);
 	for (int op = 0; op < KT_OP_MAX; op++) {
 		const struct kt_op_interval *o = &iv->op[op];
 
 		fprintf(f, "%s\"%s\":{\"iops\":%.1f,\"bytes_per_sec\":%.0f,\"completed\":%" PRIu64
 			",\"errors\":%" PRIu64 ",\"inflight\":%" PRId64 ",\"queued\":%" PRId64
-			",\"kyber_throttled\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"stale\":%" PRIu64,
+			",\"kyber_throttled\":%" PRIu64 ",\"merged\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"stale\":%" PRIu64
+			",\"expired\":%" PRIu64,
 			op ? "," : "", kt_op_name[op], o->iops, o->bytes_per_sec, o->completed,
-			o->errors, o->inflight, o->queued, o->throttled, o->dropped, o->stale);
+			o->errors, o->inflight, o->queued, o->throttled, o->merged, o->dropped, o->stale, o->expired);
 		for (int k = 0; k < KT_LAT_MAX; k++) {
 			fprintf(f, ",\"%s\":", kt_lat_name[k]);
 			json_latencies(f, &o->lat[k]);

@@ -16,6 +16,7 @@ struct report_device {
 	struct kyber_targets targets;
 	const struct kt_interval *iv;
 	uint64_t realtime_ns;		/* wall clock at the end of the interval */
+	uint64_t bpf_misses;		/* observer events the kernel skipped, all devices */
 };
 
 void report_text_header(FILE *f);

@@ -85,6 +85,30 @@ static void test_interval(void **state)
 	free(iv);
 }
 
+static void test_lost_completions(void **state)
+{
+	struct kt_interval *iv = calloc(1, sizeof(*iv));
+
+	assert_non_null(iv);
+	/* Idle with nothing pending: nothing to do. */
+	assert_false(interval_lost_completions(iv, 0));
+	/* Idle, one request on our books, none in the kernel: lost. */
+	iv->op[KT_OP_WRITE].inflight = 1;
+	assert_true(interval_lost_completions(iv, 0));
+	/* The kernel still has it: a slow request, not a lost one. */
+	assert_false(interval_lost_completions(iv, 1));
+	/* Any activity in the interval: not idle, wait. */
+	iv->op[KT_OP_READ].completed = 1;
+	assert_false(interval_lost_completions(iv, 0));
+	iv->op[KT_OP_READ].completed = 0;
+	iv->op[KT_OP_OTHER].issued = 1;
+	assert_false(interval_lost_completions(iv, 0));
+	iv->op[KT_OP_OTHER].issued = 0;
+	iv->reset = true;
+	assert_false(interval_lost_completions(iv, 0));
+	free(iv);
+}
+
 static char *render(bool json, const struct report_device *d)
 {
 	char *buf = NULL;
@@ -152,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_sum_cpus),
 		cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_lost_completions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

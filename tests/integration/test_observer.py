@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The BPF observer against the real kernel: accuracy against fio and the
+kernel's own counters, no per-request leaks, the raw_tp fallback, Kyber's
+view, and errors that name their cause.
+
+Where the observer and fio measure different spans the tests say which and
+assert the relation that follows from the cause (see docs/observer.md):
+- fio's completion latency of an I/O starts after io_uring_enter returns and
+  ends when fio reaps it; the observer's total runs from block_rq_insert (or
+  issue) to block_rq_complete. Each I/O's observer span lies inside fio's
+  total (slat + clat) span, so no observer percentile can exceed fio's total
+  percentile.
+- At iodepth 256 on a device with 128 driver tags (scheduler none), half of
+  fio's I/Os wait for a tag before any request exists: invisible to request
+  tracepoints. Little's law gives the offset: fio/observer = iodepth / tags.
+- On loop over /dev/shm every I/O is a few microseconds of CPU work, the same
+  order as the submission and completion path outside the block layer on
+  this 2-vCPU VM, so only containment and Little's law are asserted there.
+"""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+import fio
+from conftest import json_lines
+
+RUNTIME = 6  # >= 5 s per the acceptance criteria
+
+
+class KernelStat:
+    """The kernel's own accounting of the same requests (/sys/block/DEV/stat):
+    per-op completions and the sum of their latencies, measured by the block
+    layer from request allocation to completion (iostat's await)."""
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.before = self.read()
+
+    def read(self):
+        return [int(x) for x in open(f"{self.dev.sysfs}/stat").read().split()]
+
+    def finish(self):
+        a, b = self.before, self.read()
+        self.ios = {"read": b[0] - a[0], "write": b[4] - a[4]}
+        # I/Os merged into another request (bio or request merges).
+        self.merges = {"read": b[1] - a[1], "write": b[5] - a[5]}
+        ticks_ms = {"read": b[3] - a[3], "write": b[7] - a[7]}
+        self.await_ns = {op: ticks_ms[op] * 1e6 / max(1, self.ios[op]) for op in ticks_ms}
+        return self
+
+
+def observe_during(daemon_factory, dev, workload, slack=3.0):
+    """One observer interval that covers exactly one workload run."""
+    interval = RUNTIME + slack
+    with fio.io_lock():
+        d = daemon_factory(["--observe", dev.name, "--json", "--interval", f"{interval}s",
+                            "--count", "1"])
+        assert d.ready(), d.stderr()
+        t0 = time.monotonic()
+        kstat = KernelStat(dev)
+        res = workload()
+        kstat.finish()
+        assert time.monotonic() - t0 < interval, "workload outlived the observer interval"
+        out = d.communicate(timeout=interval + 30)
+    lines = json_lines(out)
+    assert len(lines) == 1, out
+    return lines[0], res, kstat
+
+
+def run_job(dev, name, rw, iodepth, cpu):
+    job = fio.Job(name, rw, iodepth=iodepth, cpu=cpu)
+    return fio.run(dev.path, [job], runtime_s=RUNTIME, ramp_s=0,
+                   global_extra={"lat_percentiles": 1, "clat_percentiles": 1})[name]
+
+
+def sides(res, obs, op):
+    o = obs["ops"][op]
+    if op == "read":
+        return o, res.read_clat_ns, res.read_lat_ns, res.read_ios, res.read_clat_mean_ns
+    return o, res.write_clat_ns, res.write_lat_ns, res.write_ios, res.write_clat_mean_ns
+
+
+def report(label, o, clat, lat, kstat, op):
+    t = o["total"]
+    print(f"\n{label}: fio clat p50 {clat[50.0]/1e3:.1f}us p99 {clat[99.0]/1e3:.1f}us | "
+          f"fio lat p50 {lat[50.0]/1e3:.1f}us p99 {lat[99.0]/1e3:.1f}us | observer total "
+          f"p50 {t['p50_ns']/1e3:.1f}us p99 {t['p99_ns']/1e3:.1f}us mean {t['mean_ns']/1e3:.1f}us | "
+          f"kernel await {kstat.await_ns[op]/1e3:.1f}us")
+
+
+def assert_counts(o, ios, kstat, op):
+    """The observer saw every request the kernel completed, once; and every
+    I/O fio counted is a request or was merged into one (with a scheduler,
+    neighbouring random writes merge)."""
+    print(f"requests: observer {o['completed']}, kernel {kstat.ios[op]} + {kstat.merges[op]} "
+          f"merged, fio {ios}")
+    assert abs(o["completed"] - kstat.ios[op]) <= max(10, ios * 2e-4), (o["completed"], kstat.ios[op])
+    assert abs(kstat.ios[op] + kstat.merges[op] - ios) <= max(10, ios * 2e-4), (kstat.ios[op], ios)
+    assert o["dropped"] == 0 and o["errors"] == 0
+
+
+# Percentile resolution: the observer's buckets (1.6%) and fio's (~1.6%).
+RES = 1.035
+# Host time outside the block layer on this 2-vCPU VM: syscall entry and
+# bio setup before the insert, completion IPI, wake-up and reap after it.
+# Measured 10-30 us per I/O (fio lat - observer at P50).
+HOST_NS = 40000
+
+
+def assert_within_fio(o, lat, host_ns=HOST_NS):
+    """Each I/O's observer span lies inside its fio total span (lat), short
+    of it by the host path: obs <= lat, and lat - obs <= 10% + host_ns
+    (None: the host path is not bounded, only containment holds)."""
+    for p, key in ((50.0, "p50_ns"), (99.0, "p99_ns")):
+        v = o["total"][key]
+        assert v <= lat[p] * RES, ("observer above fio's total", p, v, lat[p])
+        if host_ns is not None:
+            assert lat[p] - v <= 0.10 * lat[p] + host_ns, ("observer too far below fio", p, v, lat[p])
+
+
+def assert_kernel_mean(o, kstat, op, low):
+    """The kernel's own mean (allocation -> completion) contains ours
+    (insert/issue -> completion); they differ by the allocation-to-insert
+    time, negligible when the device time dominates."""
+    mean, kernel = o["total"]["mean_ns"], kstat.await_ns[op]
+    assert low * kernel <= mean <= 1.02 * kernel + 1000, (mean, kernel)
+
+
+@pytest.fixture
+def flash(device_factory):
+    return device_factory("flashsim", profile="flash")
+
+
+@pytest.fixture
+def shm(device_factory):
+    return device_factory("shm", size_mib=256)
+
+
+def test_accuracy_flash_r1(daemon_factory, flash):
+    """QD1 on the flash model: nothing waits outside the block layer but the
+    host path, which is small against ~150 us of device time."""
+    obs, res, kstat = observe_during(daemon_factory, flash,
+                                     lambda: run_job(flash, "r1", "randread", 1, 0))
+    o, clat, lat, ios, _ = sides(res, obs, "read")
+    report("flash R1", o, clat, lat, kstat, "read")
+    assert_counts(o, ios, kstat, "read")
+    assert_within_fio(o, lat)
+    assert_kernel_mean(o, kstat, "read", 0.9)
+    # No scheduler: nothing is inserted, total is device time.
+    assert o["queue"]["count"] == 0
+    assert o["total"]["p50_ns"] == o["device"]["p50_ns"]
+
+
+def test_accuracy_flash_w256_scheduler(daemon_factory, flash):
+    """QD256 with mq-deadline (256 scheduler tags): every I/O fio has
+    outstanding is a request in the block layer; P50/P99 within 10%."""
+    flash.set_scheduler("mq-deadline")
+    assert int(open(f"{flash.sysfs}/queue/nr_requests").read()) >= 256
+    obs, res, kstat = observe_during(daemon_factory, flash,
+                                     lambda: run_job(flash, "w256", "randwrite", 256, 1))
+    o, clat, lat, ios, _ = sides(res, obs, "write")
+    report("flash W256 mq-deadline", o, clat, lat, kstat, "write")
+    assert_counts(o, ios, kstat, "write")
+    for p, key in ((50.0, "p50_ns"), (99.0, "p99_ns")):
+        assert abs(o["total"][key] - clat[p]) <= 0.10 * clat[p], (p, o["total"][key], clat[p])
+    assert_kernel_mean(o, kstat, "write", 0.9)
+    assert o["queue"]["count"] > 0
+
+
+def test_accuracy_flash_w256_none_tag_wait(daemon_factory, flash):
+    """QD256 with scheduler none on a 128-tag device: the documented offset.
+    Half of fio's I/Os wait for a driver tag before a request exists, so by
+    Little's law fio's mean latency is iodepth/tags times the observer's;
+    the kernel's own accounting agrees with the observer."""
+    tags = int(open(f"{flash.sysfs}/queue/nr_requests").read())
+    obs, res, kstat = observe_during(daemon_factory, flash,
+                                     lambda: run_job(flash, "w256", "randwrite", 256, 1))
+    o, clat, lat, ios, clat_mean = sides(res, obs, "write")
+    report("flash W256 none", o, clat, lat, kstat, "write")
+    assert_counts(o, ios, kstat, "write")
+    ratio = clat_mean / o["total"]["mean_ns"]
+    print(f"fio/observer mean latency {ratio:.2f}, predicted 256/{tags} = {256 / tags:.2f}")
+    assert abs(ratio - 256 / tags) <= 0.10 * (256 / tags)
+    assert o["total"]["p50_ns"] < clat[50.0]
+    assert_kernel_mean(o, kstat, "write", 0.9)
+
+
+def test_accuracy_shm_r1(daemon_factory, shm):
+    """QD1 on RAM: microsecond I/O, so the host path is of the same order
+    as the I/O itself. The observer lies inside fio's span, and inside the
+    kernel's (allocation -> completion)."""
+    obs, res, kstat = observe_during(daemon_factory, shm,
+                                     lambda: run_job(shm, "r1", "randread", 1, 0))
+    o, clat, lat, ios, _ = sides(res, obs, "read")
+    report("shm R1", o, clat, lat, kstat, "read")
+    assert_counts(o, ios, kstat, "read")
+    # Preemption tails of the host path reach 50+ us at P99: same order as
+    # the I/O. Containment only.
+    assert_within_fio(o, lat, host_ns=None)
+    assert_kernel_mean(o, kstat, "read", 0.5)
+
+
+def test_accuracy_shm_w256(daemon_factory, shm):
+    """QD256 on RAM: CPU-bound; most of fio's latency is waiting for a CPU
+    or a tag outside the block layer (the observer sees at most the 128
+    requests the device's tags allow: Little's law). The kernel's own
+    accounting of the block layer agrees with the observer."""
+    tags = int(open(f"{shm.sysfs}/queue/nr_requests").read())
+    obs, res, kstat = observe_during(daemon_factory, shm,
+                                     lambda: run_job(shm, "w256", "randwrite", 256, 1))
+    o, clat, lat, ios, clat_mean = sides(res, obs, "write")
+    report("shm W256", o, clat, lat, kstat, "write")
+    assert_counts(o, ios, kstat, "write")
+    in_block_layer = res.write_iops * o["total"]["mean_ns"] / 1e9
+    in_fio = res.write_iops * clat_mean / 1e9
+    print(f"requests in the block layer {in_block_layer:.1f} (<= {tags} tags), at fio {in_fio:.1f}")
+    assert in_block_layer <= tags * 1.05
+    assert abs(in_fio - 256) <= 0.10 * 256
+    for p, key in ((50.0, "p50_ns"), (99.0, "p99_ns")):
+        assert o["total"][key] <= lat[p] * RES
+    assert_kernel_mean(o, kstat, "write", 0.8)

@@ -1,0 +1,233 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Observer bookkeeping on the real kernel: no per-request entry outlives
+its request (merges, mixed ops, flushes, discards), the raw_tp fallback
+measures like tp_btf, Kyber's own view shows up, and every failure names
+its cause."""
+
+import glob
+import json
+import os
+import re
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import fio
+from conftest import KYBER_TUNED, json_lines, require_root
+
+
+def map_entries(pid, name):
+    """Entries of the BPF map `name` held by process pid, read with bpftool
+    through the map id in /proc/PID/fdinfo: independent of the daemon."""
+    for info in glob.glob(f"/proc/{pid}/fdinfo/*"):
+        try:
+            text = open(info).read()
+        except OSError:
+            continue
+        m = re.search(r"^map_id:\s*(\d+)", text, re.M)
+        if not m:
+            continue
+        show = json.loads(subprocess.check_output(["bpftool", "-j", "map", "show", "id", m.group(1)]))
+        if show.get("name") == name:
+            return json.loads(subprocess.check_output(["bpftool", "-j", "map", "dump", "id", m.group(1)]))
+    raise AssertionError(f"process {pid} holds no BPF map named {name}")
+
+
+def run_fio(dev, jobs, runtime=3):
+    return fio.run(dev.path, jobs, runtime_s=runtime, ramp_s=0)
+
+
+def kernel_completions(dev):
+    """Completed requests per op by the kernel's own accounting
+    (/sys/block/DEV/stat). An empty flush (fsync) counts there as a write
+    and as a flush; the observer sees one flush request ("other")."""
+    f = [int(x) for x in open(f"{dev.sysfs}/stat").read().split()]
+    return {"read": f[0], "write": f[4] - f[15], "discard": f[11], "other": f[15]}
+
+
+# On 6.18 the kernel runs neither block_rq_complete nor block_io_done
+# programs for about 1 in 10^4..10^5 requests (measured: 0-0.008%, with
+# recursion_misses 0; docs/observer.md). Their entries are reclaimed when
+# the request is reused (stale) or when the device goes idle (expired).
+LOST_BOUND = 2e-4
+
+
+def test_no_leaks_after_merges_mixed_flush_discard(daemon_factory, device_factory):
+    """Per-request entries all end: merged-away requests, sequential writes,
+    reads and writes mixed, flushes (fsync), discards. Checked in the map
+    itself once the device has been idle for an interval, and against the
+    kernel's own completion counts."""
+    dev = device_factory("shm", size_mib=256)
+    # mq-deadline merges requests at insert; Kyber and none do not.
+    dev.set_scheduler("mq-deadline")
+    d = daemon_factory(["--observe", dev.name, "--json", "--interval", "1s"])
+    assert d.ready(), d.stderr()
+    before = kernel_completions(dev)
+    with fio.io_lock():
+        run_fio(dev, [fio.Job("seq", "write", iodepth=32, extra={"iodepth_batch_submit": 16})])
+        # 64 writes into a 256 KiB window submitted at once: neighbours end up
+        # in separate requests that merge when inserted (block_rq_merge).
+        run_fio(dev, [fio.Job("cluster", "randwrite", iodepth=64,
+                              extra={"size": "256k", "iodepth_batch_submit": 64,
+                                     "iodepth_batch_complete_min": 64})])
+        run_fio(dev, [fio.Job("mixed", "randrw", iodepth=32, extra={"rwmixread": 50})])
+        run_fio(dev, [fio.Job("fsync", "randwrite", iodepth=1, extra={"fsync": 1})])
+        run_fio(dev, [fio.Job("trim", "randtrim", iodepth=8)])
+    # One interval still holds the tail of the I/O, the next one is idle:
+    # by then everything is counted and nothing may be pending.
+    time.sleep(2.5)
+    after = kernel_completions(dev)
+    entries = map_entries(d.proc.pid, "requests")
+    d.stop()
+    lines = json_lines(d.communicate())
+    assert entries == [], f"{len(entries)} request entries leaked: {entries[:3]}"
+    keys = ("completed", "stale", "dropped", "expired", "merged")
+    total = {op: {k: sum(l["ops"][op][k] for l in lines) for k in keys}
+             for op in ("read", "write", "discard", "other")}
+    last = lines[-1]["ops"]
+    print(json.dumps(total), {op: after[op] - before[op] for op in after})
+    for op in ("read", "write", "discard", "other"):
+        assert last[op]["inflight"] == 0 and last[op]["queued"] == 0, (op, last[op])
+        assert total[op]["dropped"] == 0, (op, total[op])
+        lost = total[op]["stale"] + total[op]["expired"]
+        assert lost <= max(5, LOST_BOUND * total[op]["completed"]), (op, total[op])
+    for op in ("read", "write", "discard", "other"):
+        kernel = after[op] - before[op]
+        assert abs(kernel - total[op]["completed"]) <= max(5, LOST_BOUND * kernel), \
+            (op, kernel, total[op]["completed"])
+        assert total[op]["completed"] > 0, f"no {op} reached the device"
+    assert total["write"]["merged"] > 0, "no request merges: the merge path went untested"
+
+
+def test_raw_tp_fallback_matches_tp_btf(daemon_factory, device_factory):
+    """--attach=raw_tp loads the fallback programs; they count the same I/O."""
+    dev = device_factory("shm", size_mib=64)
+    got = {}
+    for mode in ("raw_tp", "tp_btf"):
+        with fio.io_lock():
+            d = daemon_factory(["--observe", dev.name, "--json", "--interval", "6s", "--count", "1",
+                                "--attach", mode])
+            assert d.ready(), d.stderr()
+            res = run_fio(dev, [fio.Job("r", "randread", iodepth=4)], runtime=3)["r"]
+            got[mode] = (json_lines(d.communicate())[0]["ops"]["read"], res.read_ios)
+    for mode, (o, ios) in got.items():
+        assert abs(o["completed"] - ios) <= max(50, ios * 0.001), (mode, o["completed"], ios)
+        assert o["total"]["count"] == o["completed"]
+
+
+def test_kyber_view(daemon_factory, device_factory):
+    """Under Kyber with a tight read target and R1+W256 on the flash model,
+    Kyber throttles writes: the observer sees the depth fall and throttling."""
+    dev = device_factory("flashsim", profile="flash")
+    dev.set_scheduler("kyber")
+    dev.set_kyber_targets(50000, 100000000)
+    d = daemon_factory(["--observe", dev.name, "--json", "--interval", "1s"])
+    assert d.ready(), d.stderr()
+    with fio.io_lock():
+        run_fio(dev, [fio.Job("r1", "randread", iodepth=1, cpu=0),
+                      fio.Job("w256", "randwrite", iodepth=256, cpu=1)], runtime=4)
+    d.stop()
+    lines = json_lines(d.communicate())
+    depths = [l["kyber_depth"]["write"] for l in lines if l["kyber_depth"]["write"]]
+    throttled = sum(l["ops"]["write"]["kyber_throttled"] for l in lines)
+    assert lines[-1]["scheduler"] == "kyber"
+    assert lines[-1]["read_target_ns"] == 50000 and lines[-1]["write_target_ns"] == 100000000
+    assert depths and min(depths) < 128, depths
+    assert throttled > 0
+
+
+def test_text_output(daemon_factory, device_factory):
+    dev = device_factory("shm", size_mib=64)
+    dev.set_scheduler("kyber")
+    d = daemon_factory(["--observe", dev.path, "--interval", "500ms", "--count", "3"])
+    assert d.ready(), d.stderr()
+    with fio.io_lock():
+        run_fio(dev, [fio.Job("r", "randread", iodepth=2)], runtime=1)
+    lines = [l for l in d.communicate().splitlines() if not l.startswith("#")]
+    assert len(lines) == 3
+    assert any(re.search(r"read [0-9.]+k? IOPS dev=[0-9.]+(ns|us|ms)/", l) for l in lines), lines
+    assert all(f"{dev.name} kyber[2.00ms/10.0ms]" in l for l in lines), lines
+
+
+def write_mbr(path, size_mib):
+    """An image with one primary partition (MBR) for partition tests."""
+    with open(path, "wb") as f:
+        f.truncate(size_mib << 20)
+        entry = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", 2048,
+                            ((size_mib << 20) >> 9) - 2048)
+        f.seek(446)
+        f.write(entry)
+        f.seek(510)
+        f.write(b"\x55\xaa")
+
+
+def run_observe(args, pre=()):
+    return subprocess.run([*pre, KYBER_TUNED, "--observe", *args, "--count", "1"],
+                          capture_output=True, text=True, timeout=60)
+
+
+class TestErrors:
+    """Every failure exits non-zero with one line that names the cause."""
+
+    def setup_method(self):
+        require_root()
+
+    def test_missing_device(self):
+        r = run_observe(["nosuchdisk9"])
+        assert r.returncode == 1 and "No such block device: nosuchdisk9" in r.stderr
+
+    def test_not_a_block_device(self):
+        r = run_observe(["/dev/null"])
+        assert r.returncode == 1 and "/dev/null is not a block device" in r.stderr
+
+    def test_not_blk_mq(self):
+        bio_based = [p.split("/")[3] for p in glob.glob("/sys/block/*/")
+                     if not os.path.exists(p + "mq")]
+        if not bio_based:
+            pytest.skip("no bio-based block device (zram, brd) on this machine")
+        r = run_observe([bio_based[0]])
+        assert r.returncode == 1 and f"{bio_based[0]} is not a blk-mq device" in r.stderr
+
+    def test_partition(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            img = os.path.join(tmp, "disk.img")
+            write_mbr(img, 16)
+            loop = subprocess.check_output(["losetup", "-f", "--show", "-P", img], text=True).strip()
+            try:
+                name = os.path.basename(loop)
+                part = f"{name}p1"
+                # losetup -P scans the table before it returns.
+                if not os.path.exists(f"/sys/class/block/{part}"):
+                    pytest.skip("the kernel did not scan the partition table")
+                r = run_observe([part])
+                assert r.returncode == 1
+                assert f"{part} is a partition; I/O schedulers are set per disk (use {name})" in r.stderr
+            finally:
+                subprocess.run(["losetup", "-d", loop])
+
+    def test_bad_options(self):
+        for args, msg in ((["loop0", "--interval", "5"], "Invalid --interval '5'"),
+                          (["loop0", "--interval", "1ms"], "Invalid --interval '1ms'"),
+                          (["loop0", "--attach", "kprobe"], "Invalid --attach 'kprobe'")):
+            r = run_observe(args)
+            assert r.returncode == 2 and msg in r.stderr, r.stderr
+
+    def test_bpf_not_permitted(self, device_factory):
+        dev = device_factory("shm", size_mib=16)
+        if not os.path.exists("/usr/sbin/capsh"):
+            pytest.skip("capsh (libcap2-bin) is not installed")
+        r = run_observe([dev.name], pre=["capsh", "--drop=cap_bpf,cap_perfmon,cap_sys_admin",
+                                          "--", "-c", 'exec "$@"', "sh"])
+        assert r.returncode == 1
+        assert "BPF not permitted: missing CAP_BPF and CAP_PERFMON" in r.stderr, r.stderr
+
+    def test_btf_missing(self, device_factory):
+        dev = device_factory("shm", size_mib=16)
+        # A private mount namespace where /sys/kernel/btf is empty.
+        r = run_observe([dev.name], pre=["unshare", "-m", "sh", "-c",
+                                          'mount -t tmpfs none /sys/kernel/btf && exec "$@"', "sh"])
+        assert r.returncode == 1
+        assert "Kernel BTF is missing (/sys/kernel/btf/vmlinux" in r.stderr, r.stderr

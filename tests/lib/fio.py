@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Run fio jobs concurrently against one file or device and parse the results.
+
+    import fio
+    res = fio.run("/dev/loop3", [fio.Job("r1", "randread", cpu=0),
+                                 fio.Job("w256", "randwrite", iodepth=256, cpu=1)],
+                  runtime_s=6)
+    res["r1"].read_clat_ns[99.0]
+
+Every run holds an exclusive flock on /tmp/kyber-tuned-io.lock: this machine
+must never run two I/O benchmarks at once (parallel test sessions would
+measure each other). Use io_lock() around any other I/O workload.
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+try:
+    from testdev import DeviceUnavailable
+except ImportError:  # imported from elsewhere than tests/lib
+    import importlib.util as _ilu
+    _spec = _ilu.spec_from_file_location(
+        "testdev", os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdev.py"))
+    _testdev = _ilu.module_from_spec(_spec)
+    _spec.loader.exec_module(_testdev)
+    DeviceUnavailable = _testdev.DeviceUnavailable
+
+LOCK_PATH = "/tmp/kyber-tuned-io.lock"
+PERCENTILES = (1, 5, 10, 50, 90, 99, 99.9, 99.99)
+# Beyond runtime + ramp: start-up, layout, verify passes, the final drain.
+DEFAULT_TIMEOUT_SLACK_S = 120
+
+
+@dataclass
+class Job:
+    name: str
+    rw: str  # 'randread', 'randwrite', 'write', 'read', 'randrw', ...
+    iodepth: int = 1
+    bs: str = '4k'
+    cpu: int | None = None  # cpus_allowed pin
+    extra: dict = field(default_factory=dict)  # any other fio options for this job
+
+
+@dataclass
+class JobResult:
+    name: str
+    read_iops: float
+    write_iops: float
+    read_bytes: int
+    write_bytes: int
+    read_clat_ns: dict[float, int]  # percentile -> ns
+    write_clat_ns: dict[float, int]
+    read_lat_mean_ns: float
+    write_lat_mean_ns: float
+    errors: int
+    # Completed I/Os (after ramp), for checking against device-side counts.
+    read_ios: int = 0
+    write_ios: int = 0
+    # Total latency (submission + completion) percentiles; filled only when
+    # the job ran with lat_percentiles=1.
+    read_lat_ns: dict[float, int] = field(default_factory=dict)
+    write_lat_ns: dict[float, int] = field(default_factory=dict)
+    read_clat_mean_ns: float = 0.0
+    write_clat_mean_ns: float = 0.0
+
+
+class FioError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- the lock
+_lock_mutex = threading.RLock()
+_lock_depth = 0
+_lock_fd = None
+
+
+@contextlib.contextmanager
+def io_lock():
+    """Exclusive machine-wide I/O lock; re-entrant within this process
+    (a second flock on a new fd of the same process would deadlock)."""
+    global _lock_depth, _lock_fd
+    with _lock_mutex:
+        if _lock_depth == 0:
+            fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(fd)
+                raise
+            _lock_fd = fd
+        _lock_depth += 1
+        try:
+            yield
+        finally:
+            _lock_depth -= 1
+            if _lock_depth == 0:
+                fd, _lock_fd = _lock_fd, None
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+
+# ---------------------------------------------------------------- helpers
+def device_size(filename):
+    """Size in bytes of a block device or regular file."""
+    fd = os.open(filename, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    finally:
+        os.close(fd)
+
+
+def _fmt(value):
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _job_section(job, defaults, global_extra):
+    opts = dict(defaults)
+    opts.update(global_extra or {})
+    opts.update(rw=job.rw, iodepth=job.iodepth, bs=job.bs)
+    if job.cpu is not None:
+        opts["cpus_allowed"] = job.cpu
+    opts.update(job.extra)
+    lines = [f"[{job.name}]"]
+    for key, value in opts.items():
+        # None/False drop an option (e.g. time_based=None for a verify pass).
+        if value is None or value is False:
+            continue
+        if value is True:
+            lines.append(key)
+        else:
+            lines.append(f"{key}={_fmt(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _percentiles(clat):
+    return {float(k): int(v) for k, v in clat.get("percentile", {}).items()}
+
+
+def _result(job):
+    r, w = job["read"], job["write"]
+    errors = int(job.get("total_err", 0))
+    if job.get("error") and errors == 0:
+        errors = 1
+    return JobResult(
+        name=job["jobname"],
+        read_iops=float(r["iops"]), write_iops=float(w["iops"]),
+        read_bytes=int(r["io_bytes"]), write_bytes=int(w["io_bytes"]),
+        read_clat_ns=_percentiles(r["clat_ns"]), write_clat_ns=_percentiles(w["clat_ns"]),
+        read_lat_mean_ns=float(r["lat_ns"]["mean"]),
+        write_lat_mean_ns=float(w["lat_ns"]["mean"]),
+        errors=errors,
+        read_ios=int(r.get("total_ios", 0)), write_ios=int(w.get("total_ios", 0)),
+        read_lat_ns=_percentiles(r["lat_ns"]), write_lat_ns=_percentiles(w["lat_ns"]),
+        read_clat_mean_ns=float(r["clat_ns"]["mean"]),
+        write_clat_mean_ns=float(w["clat_ns"]["mean"]))
+
+
+def _kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+# ---------------------------------------------------------------- run
+def run(filename: str, jobs: list[Job], runtime_s: float = 10, ramp_s: float = 1,
+        global_extra: dict | None = None, timeout_s: float | None = None) -> dict[str, JobResult]:
+    """Runs all jobs in one fio invocation (concurrently) and returns the
+    results by job name. Options: defaults < global_extra < Job fields <
+    Job.extra; a value of None or False removes an option."""
+    if shutil.which("fio") is None:
+        raise DeviceUnavailable("fio is not installed")
+    if not jobs:
+        raise ValueError("no jobs")
+    names = [j.name for j in jobs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"duplicate job names: {names}")
+
+    defaults = {
+        "filename": filename,
+        "ioengine": "io_uring",
+        "direct": 1,
+        "time_based": True,
+        "runtime": f"{_fmt(float(runtime_s))}s",
+        "ramp_time": f"{_fmt(float(ramp_s))}s",
+        "norandommap": 1,
+        "randrepeat": 0,
+        "percentile_list": ":".join(_fmt(float(p)) for p in PERCENTILES),
+        "size": device_size(filename),
+    }
+    if timeout_s is None:
+        timeout_s = runtime_s + ramp_s + DEFAULT_TIMEOUT_SLACK_S
+
+    with tempfile.TemporaryDirectory(prefix="kyber-fio-") as tmp:
+        jobfile = os.path.join(tmp, "jobs.fio")
+        output = os.path.join(tmp, "out.json")
+        with open(jobfile, "w") as f:
+            f.write("\n".join(_job_section(j, defaults, global_extra) for j in jobs))
+        # cwd=tmp: fio drops files (verify state, logs) into its working directory.
+        cmd = ["fio", "--output-format=json", f"--output={output}", jobfile]
+        with io_lock():
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, cwd=tmp,
+                                    start_new_session=True)
+            start = time.monotonic()
+            try:
+                out, err = proc.communicate(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                raise FioError(f"fio did not finish within {timeout_s:.0f} s "
+                               f"(jobs: {', '.join(names)})")
+            except BaseException:
+                _kill(proc)
+                raise
+            elapsed = time.monotonic() - start
+        if proc.returncode != 0:
+            with open(jobfile) as f:
+                jobtext = f.read()
+            raise FioError(f"fio failed (exit {proc.returncode}) after {elapsed:.1f} s:\n"
+                           f"{err.strip() or out.strip()}\njob file:\n{jobtext}")
+        try:
+            with open(output) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise FioError(f"cannot parse fio output {output}: {e}\nstderr: {err.strip()}")
+
+    results = {}
+    for job in data.get("jobs", []):
+        results[job["jobname"]] = _result(job)
+    missing = set(names) - set(results)
+    if missing:
+        raise FioError(f"fio output lacks jobs {sorted(missing)}")
+    return results
