@@ -62,7 +62,7 @@ PROTO_SRCS := proto/kyber_tuned.proto
 PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
-UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report
+UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard daemon/*.h bpf/*.h)
@@ -137,6 +137,7 @@ $(BUILD) $(BUILD)/gen:
 $(BUILD)/tests/test-hist: tests/unit/test-hist.c daemon/hist.c
 $(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c daemon/parse-util.c
 $(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
+$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
 $(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c daemon/hist.c daemon/parse-util.c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)
