@@ -47,10 +47,10 @@ LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 # Pure modules: no I/O beyond what their callers hand them; linked into unit
 # tests without root.
 PURE_SRCS := daemon/hist.c daemon/parse-util.c daemon/interval.c \
-	daemon/report.c
+	daemon/report.c daemon/goal.c daemon/controller.c daemon/ctl-sample.c
 # Modules that touch the system.
 SYS_SRCS := daemon/log.c daemon/observer.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/observe.c
+	daemon/blockdev.c daemon/observe.c daemon/tuner.c
 DAEMON_SRCS := daemon/main.c $(PURE_SRCS) $(SYS_SRCS)
 TUNECTL_SRCS := daemon/tunectl.c daemon/log.c daemon/parse-util.c
 

@@ -9,6 +9,7 @@
 #include "macro.h"
 #include "observe.h"
 #include "parse-util.h"
+#include "tuner.h"
 
 #ifndef KT_VERSION
 #define KT_VERSION "0.1"
@@ -23,16 +24,28 @@ static void help(void)
 	       "Modes:\n"
 	       "      --observe DEV        Print latency histograms of DEV (name or /dev path;\n"
 	       "                           repeatable) once per interval, change nothing\n"
+	       "      --foreground --goal DEV:GOAL\n"
+	       "                           Tune DEV's Kyber targets toward GOAL (repeatable),\n"
+	       "                           e.g. --goal nvme0n1:read-p99=100us. GOAL is\n"
+	       "                           read-pNN=DURATION [write-iops-min=N]\n"
+	       "                           [mode=latency|balanced|throughput|advise]\n"
 	       "\n"
 	       "Options:\n"
 	       "      --interval DURATION  Interval (default 1s; 10ms..1h; units ns us ms s)\n"
+	       "      --settle DURATION    Data ignored after a target change (default 300ms)\n"
+	       "      --no-rollback        Leave the targets as tuned on exit (default: restore\n"
+	       "                           the original scheduler and targets)\n"
+	       "      --no-switch-scheduler  Refuse devices not on Kyber (default: switch them to\n"
+	       "                           Kyber and back on exit)\n"
 	       "      --count N            Stop after N intervals (default: until SIGINT/SIGTERM)\n"
-	       "      --json               One JSON object per device and interval\n"
+	       "      --json               One JSON object per device and interval (--observe)\n"
 	       "      --attach MODE        BPF attach type: auto (default), tp_btf, raw_tp\n"
 	       "      --log-level LEVEL    err, warning, notice, info (default), debug\n"
 	       "  -h, --help               Show this help\n"
 	       "      --version            Show the version\n"
 	       "\n"
+	       "Signals: SIGINT/SIGTERM stop (and roll back), SIGUSR1 resumes devices that\n"
+	       "someone else changed (state overridden).\n"
 	       "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
 	       "See kyber-tuned(8).\n");
 }
@@ -45,6 +58,11 @@ enum {
 	ARG_ATTACH,
 	ARG_LOG_LEVEL,
 	ARG_VERSION,
+	ARG_FOREGROUND,
+	ARG_GOAL,
+	ARG_SETTLE,
+	ARG_NO_ROLLBACK,
+	ARG_NO_SWITCH,
 };
 
 int main(int argc, char *argv[])
@@ -58,8 +76,25 @@ int main(int argc, char *argv[])
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "foreground", no_argument, NULL, ARG_FOREGROUND },
+		{ "goal", required_argument, NULL, ARG_GOAL },
+		{ "settle", required_argument, NULL, ARG_SETTLE },
+		{ "no-rollback", no_argument, NULL, ARG_NO_ROLLBACK },
+		{ "no-switch-scheduler", no_argument, NULL, ARG_NO_SWITCH },
 		{}
 	};
+	struct tuner_options tun = {
+		.interval_ns = NSEC_PER_SEC,
+		.settle_ns = 300 * NSEC_PER_MSEC,
+		.rollback = true,
+		.switch_scheduler = true,
+		.attach = OBSERVER_ATTACH_AUTO,
+		.sysroot = "/sys",
+		.debugfs = "/sys/kernel/debug",
+	};
+	_cleanup_free_ struct tuner_device_spec *specs = NULL;
+	bool foreground = false;
+	char err[512];
 	struct observe_options obs = {
 		.interval_ns = NSEC_PER_SEC,
 		.attach = OBSERVER_ATTACH_AUTO,
@@ -71,9 +106,11 @@ int main(int argc, char *argv[])
 
 	log_set_prefix("kyber-tuned");
 	devices = calloc((size_t)argc, sizeof(char *));
-	if (!devices)
+	specs = calloc((size_t)argc, sizeof(*specs));
+	if (!devices || !specs)
 		return 1;
 	obs.devices = devices;
+	tun.devices = specs;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
 		switch (c) {
@@ -87,6 +124,30 @@ int main(int argc, char *argv[])
 					  "with a unit (e.g. 500ms, 1s)", optarg);
 				return 2;
 			}
+			break;
+		case ARG_FOREGROUND:
+			foreground = true;
+			break;
+		case ARG_GOAL:
+			if (tuner_parse_device_goal(optarg, &specs[tun.n_devices], err, sizeof(err)) < 0) {
+				log_error("%s", err);
+				return 2;
+			}
+			tun.n_devices++;
+			break;
+		case ARG_SETTLE:
+			r = parse_duration_ns(optarg, 0, &tun.settle_ns);
+			if (r < 0 || tun.settle_ns > 10 * NSEC_PER_SEC) {
+				log_error("Invalid --settle '%s': expected a duration up to 10s, with a unit",
+					  optarg);
+				return 2;
+			}
+			break;
+		case ARG_NO_ROLLBACK:
+			tun.rollback = false;
+			break;
+		case ARG_NO_SWITCH:
+			tun.switch_scheduler = false;
 			break;
 		case ARG_COUNT:
 			if (parse_u64_strict(optarg, false, &obs.count) < 0 || obs.count == 0) {
@@ -126,10 +187,32 @@ int main(int argc, char *argv[])
 		log_error("Unexpected argument '%s'; see --help", argv[optind]);
 		return 2;
 	}
-	if (obs.n_devices == 0) {
-		log_error("Nothing to do: use --observe DEV; see --help");
+	tun.interval_ns = obs.interval_ns;
+	tun.count = obs.count;
+	tun.attach = obs.attach;
+	if (obs.n_devices && (foreground || tun.n_devices)) {
+		log_error("--observe and --foreground/--goal exclude each other");
 		return 2;
 	}
-	r = observe_run(&obs);
+	if (tun.n_devices && !foreground) {
+		log_error("--goal needs --foreground (the D-Bus service is not built yet)");
+		return 2;
+	}
+	if (foreground && !tun.n_devices) {
+		log_error("--foreground needs at least one --goal DEV:GOAL");
+		return 2;
+	}
+	if (tun.settle_ns >= tun.interval_ns) {
+		log_error("--settle must be shorter than --interval");
+		return 2;
+	}
+	if (foreground)
+		r = tuner_run(&tun);
+	else if (obs.n_devices)
+		r = observe_run(&obs);
+	else {
+		log_error("Nothing to do: use --observe DEV or --foreground --goal DEV:GOAL; see --help");
+		return 2;
+	}
 	return r < 0 ? 1 : 0;
 }

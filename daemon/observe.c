@@ -55,10 +55,9 @@ static void expire_lost(struct observe_ctx *c, struct observed *d)
 	unsigned kernel_inflight;
 	int n;
 
-	if (blockdev_read_inflight(c->opts->sysroot, d->dev.name, &kernel_inflight) < 0 ||
-	    !interval_lost_completions(d->iv, kernel_inflight))
+	if (blockdev_read_inflight(c->opts->sysroot, d->dev.name, &kernel_inflight) < 0)
 		return;
-	n = observer_expire(c->observer, d->slot);
+	n = observer_expire_lost(c->observer, d->slot, d->iv, kernel_inflight);
 	if (n > 0)
 		log_debug("%s: expired %d request entries whose completion was never seen",
 			  d->dev.name, n);

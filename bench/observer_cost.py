@@ -1,0 +1,420 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What does kyber-tuned's BPF observer cost? Compared with biolatency.
+
+Method (root; holds the machine-wide I/O lock from tests/lib/fio.py for the
+whole run, so no other I/O benchmark overlaps it):
+
+Device: loop with direct I/O over a 256 MiB file in /dev/shm (fast, no real
+hardware in the way, so BPF overhead is as visible as it gets). Workload R256:
+fio randread, 4 KiB, iodepth 256, io_uring, direct, pinned to CPU 0.
+
+1. Per-event cost. With kernel.bpf_stats_enabled=1, start the tool
+   (`kyber-tuned --observe DEV`, or Debian's libbpf-tools `biolatency -d DEV`),
+   find its programs through /proc/PID/fdinfo ("prog_id:" lines, so only
+   programs of that very process count; ours are also matched by name),
+   snapshot run_cnt/run_time_ns (bpftool -j prog show) and the device's
+   completed I/Os, run R256, snapshot again. ns/event = delta run_time_ns /
+   delta run_cnt per program; ns per I/O = sum over programs / completed I/Os.
+   Once with scheduler none (the test device's default) and once with kyber
+   (which adds the insert and Kyber tracepoints). The counts include the
+   programs' early exits for other devices' I/O (negligible when idle).
+2. IOPS loss. bpf_stats off (the statistics cost time themselves). Rounds of
+   baseline, kyber-tuned, baseline, biolatency, the order rotated by one each
+   round; each run is R256 with ramp, the tool started (and attached) before
+   fio and stopped after it. Reported: median IOPS and min-max per
+   configuration, loss = 1 - median(with) / median(baseline).
+
+The results go to stdout and replace the observer-cost section of
+docs/BENCHMARKS.md (--no-write: stdout only). bpf_stats_enabled, the daemons
+and the device are restored/stopped/torn down on every exit, also on SIGTERM.
+"""
+
+import argparse
+import contextlib
+import datetime
+import glob
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import conftest  # noqa: E402  (also puts tests/lib on sys.path)
+import fio  # noqa: E402
+import testdev  # noqa: E402
+
+BIOLATENCY = "/usr/sbin/biolatency"
+DOC = os.path.join(REPO, "docs", "BENCHMARKS.md")
+DOC_HEADER = ("# kyber-tuned benchmarks\n\n"
+              "Everything below is written by the benchmark scripts; do not edit by hand.\n")
+BEGIN, END = "<!-- BEGIN observer-cost -->", "<!-- END observer-cost -->"
+STATS_SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
+OUR_PROGS = ("btf_rq_insert", "btf_rq_issue", "btf_rq_requeue", "btf_rq_merge",
+             "btf_rq_complete", "btf_kyber_latency", "btf_kyber_adjust",
+             "btf_kyber_throttled")
+SCHEDULERS = ("none", "kyber")
+ROUND = ("baseline", "kyber-tuned", "baseline", "biolatency")
+TARGET_NS_PER_EVENT = 150
+TARGET_LOSS = 0.03
+DEVICE_MIB = 256
+ATTACH_TIMEOUT_S = 20
+
+
+# ------------------------------------------------------------ the tools
+def fdinfo_prog_ids(pid):
+    """BPF programs a process holds: {prog_id: attached?} from its fdinfo."""
+    progs = {}
+    for path in glob.glob(f"/proc/{pid}/fdinfo/*"):
+        try:
+            with open(path) as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue  # fd closed meanwhile
+        if "prog_id" in fields:
+            prog_id = int(fields["prog_id"])
+            progs[prog_id] = progs.get(prog_id, False) or "link_id" in fields
+    return progs
+
+
+@contextlib.contextmanager
+def run_observer(dev):
+    """kyber-tuned --observe DEV, yields its PID once it notified READY=1."""
+    d = conftest.Daemon(["--observe", dev.name, "--interval", "1s"],
+                        stdout=subprocess.DEVNULL)
+    try:
+        if not d.ready(ATTACH_TIMEOUT_S):
+            raise RuntimeError(f"kyber-tuned exited: {d.stderr().strip()}")
+        yield d.proc.pid
+    finally:
+        d.stop()
+        d.close()
+
+
+@contextlib.contextmanager
+def run_biolatency(dev):
+    """biolatency -d DEV 60, yields its PID once all its programs are attached
+    (a link fd for every program fd)."""
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([BIOLATENCY, "-d", dev.name, "60"],
+                                stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + ATTACH_TIMEOUT_S
+            while True:
+                progs = fdinfo_prog_ids(proc.pid)
+                if progs and all(progs.values()):
+                    break
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err.seek(0)
+                    raise RuntimeError(f"biolatency did not attach: {err.read().strip()}")
+                time.sleep(0.05)
+            yield proc.pid
+        finally:
+            stop_process(proc)
+
+
+def stop_process(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # biolatency's clean exit
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+TOOLS = {"kyber-tuned": run_observer, "biolatency": run_biolatency}
+
+
+# ------------------------------------------------------------ measuring
+def r256(dev, runtime_s, ramp_s):
+    job = fio.Job("r256", "randread", iodepth=256, bs="4k", cpu=0)
+    return fio.run(dev.path, [job], runtime_s=runtime_s, ramp_s=ramp_s)["r256"]
+
+
+def prog_stats(ids):
+    """{id: (name, run_cnt, run_time_ns)} for the given program ids."""
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return {p["id"]: (p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0))
+            for p in json.loads(out) if p["id"] in ids}
+
+
+def completed_ios(dev):
+    with open(f"{dev.sysfs}/stat") as f:
+        fields = f.read().split()
+    return int(fields[0]) + int(fields[4])  # reads + writes completed
+
+
+def tool_programs(tool, pid):
+    ids = set(fdinfo_prog_ids(pid))
+    if tool != "kyber-tuned":
+        return ids
+    ours = {i for i, (name, _, _) in prog_stats(ids).items() if name in OUR_PROGS}
+    if len(ours) != len(OUR_PROGS):
+        raise RuntimeError(f"kyber-tuned (PID {pid}) holds {len(ours)} of the "
+                           f"{len(OUR_PROGS)} expected programs")
+    return ours
+
+
+def measure_cost(dev, tool, runtime_s, ramp_s):
+    """Per-program events and ns/event of one tool during one R256 run."""
+    with TOOLS[tool](dev) as pid:
+        ids = tool_programs(tool, pid)
+        before, ios0 = prog_stats(ids), completed_ios(dev)
+        r256(dev, runtime_s, ramp_s)
+        after, ios1 = prog_stats(ids), completed_ios(dev)
+    progs = []
+    for i in sorted(ids):
+        name, cnt, ns = after[i]
+        progs.append((name, cnt - before[i][1], ns - before[i][2]))
+    return {"tool": tool, "scheduler": dev.scheduler(), "progs": progs, "ios": ios1 - ios0}
+
+
+def set_stats(value):
+    with open(STATS_SYSCTL, "w") as f:
+        f.write(str(value))
+
+
+def measure_iops(dev, rounds, runtime_s, ramp_s):
+    """{configuration: [IOPS of each run]}, runs interleaved and rotated."""
+    iops = {name: [] for name in ROUND}
+    for r in range(rounds):
+        order = ROUND[r % len(ROUND):] + ROUND[:r % len(ROUND)]
+        for name in order:
+            tool = TOOLS.get(name)
+            with tool(dev) if tool else contextlib.nullcontext():
+                iops[name].append(r256(dev, runtime_s, ramp_s).read_iops)
+            print(f"  round {r + 1}/{rounds} {name:12} {iops[name][-1]:10.0f} IOPS",
+                  file=sys.stderr)
+    return iops
+
+
+# ------------------------------------------------------------ reporting
+def ns_per_event(cnt, ns):
+    return ns / cnt if cnt else None
+
+
+def fmt_ns(v):
+    return "–" if v is None else f"{v:.0f}"
+
+
+def cost_table(costs):
+    rows = ["| tool | scheduler | program | events | events per I/O | ns/event |",
+            "|---|---|---|---:|---:|---:|"]
+    for c in costs:
+        ios = max(c["ios"], 1)
+        for name, cnt, ns in c["progs"]:
+            rows.append(f"| {c['tool']} | {c['scheduler']} | {name} | {cnt} | "
+                        f"{cnt / ios:.2f} | {fmt_ns(ns_per_event(cnt, ns))} |")
+        cnt = sum(p[1] for p in c["progs"])
+        ns = sum(p[2] for p in c["progs"])
+        rows.append(f"| {c['tool']} | {c['scheduler']} | **all, per I/O** ({c['ios']} I/Os) "
+                    f"| {cnt} | {cnt / ios:.2f} | **{ns / ios:.0f} ns/I/O** |")
+    return rows
+
+
+def iops_summary(iops):
+    base = statistics.median(iops["baseline"])
+    out = {}
+    for name, runs in iops.items():
+        med = statistics.median(runs)
+        out[name] = (med, min(runs), max(runs), 1 - med / base)
+    return out
+
+
+def iops_table(iops, summary):
+    rows = ["| configuration | runs | median IOPS | min–max IOPS | loss vs baseline |",
+            "|---|---:|---:|---:|---:|"]
+    for name, (med, lo, hi, loss) in summary.items():
+        loss_s = "–" if name == "baseline" else f"{loss * 100:.2f}%"
+        rows.append(f"| {name} | {len(iops[name])} | {med:.0f} | {lo:.0f}–{hi:.0f} | {loss_s} |")
+    return rows
+
+
+def per_io_ns(costs, tool, scheduler):
+    c = next(c for c in costs if c["tool"] == tool and c["scheduler"] == scheduler)
+    return sum(p[2] for p in c["progs"]) / max(c["ios"], 1)
+
+
+def verdict(ok, text):
+    return f"- **{'MET' if ok else 'MISSED'}**: {text}"
+
+
+def target_lines(costs, summary):
+    ours = [(ns_per_event(cnt, ns), name, c["scheduler"], cnt / max(c["ios"], 1))
+            for c in costs if c["tool"] == "kyber-tuned" for name, cnt, ns in c["progs"] if cnt]
+    worst = max(ours)
+    over = [f"{n} ({s}, {per_io:.2g}/I/O) {v:.0f} ns" for v, n, s, per_io in sorted(ours, reverse=True)
+            if v > TARGET_NS_PER_EVENT]
+    lines = [verdict(not over, f"≤ {TARGET_NS_PER_EVENT} ns per event for every kyber-tuned "
+                     f"program: worst {worst[1]} ({worst[2]}) {worst[0]:.0f} ns" +
+                     (f", over by {worst[0] - TARGET_NS_PER_EVENT:.0f} ns. Over target: "
+                      + ", ".join(over) if over else ""))]
+    loss, peer_loss = summary["kyber-tuned"][3], summary["biolatency"][3]
+    lines.append(verdict(loss <= TARGET_LOSS, f"≤ {TARGET_LOSS * 100:.0f}% IOPS loss: "
+                         f"kyber-tuned {loss * 100:.2f}%" +
+                         (f", over by {(loss - TARGET_LOSS) * 100:.2f} points"
+                          if loss > TARGET_LOSS else "")))
+    for sched in SCHEDULERS:
+        ours_ns = per_io_ns(costs, "kyber-tuned", sched)
+        peer_ns = per_io_ns(costs, "biolatency", sched)
+        lines.append(verdict(ours_ns <= peer_ns, f"no more than biolatency, BPF time per I/O "
+                             f"({sched}): kyber-tuned {ours_ns:.0f} ns, biolatency {peer_ns:.0f} ns"
+                             + (f", over by {ours_ns - peer_ns:.0f} ns ({ours_ns / peer_ns:.2f}×)"
+                                if ours_ns > peer_ns else "")))
+    med, lo, hi, _ = summary["baseline"]
+    lines.append(verdict(loss <= peer_loss, f"no more than biolatency, IOPS loss: kyber-tuned "
+                         f"{loss * 100:.2f}%, biolatency {peer_loss * 100:.2f}%" +
+                         (f", over by {(loss - peer_loss) * 100:.2f} points" if loss > peer_loss else "")
+                         + f" (the baseline's min–max spread is {(hi - lo) / med * 100:.1f}% of "
+                         "its median: smaller differences are within noise)"))
+    return lines
+
+
+def machine():
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"Linux {platform.release()}, {model}, {os.cpu_count()} CPUs"
+
+
+def biolatency_version():
+    res = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libbpf-tools"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return res.stdout.strip() or "unknown version"
+
+
+def render(args, costs, iops, command):
+    summary = iops_summary(iops)
+    return "\n".join([
+        "## Observer cost",
+        "",
+        f"Measured {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} on {machine()}. "
+        f"Regenerate with `{command}` (root).",
+        "",
+        f"Device: loop (direct I/O) over a {DEVICE_MIB} MiB file in /dev/shm. Workload R256: "
+        "fio randread, 4 KiB, iodepth 256, io_uring, direct, pinned to CPU 0. "
+        f"Peer: Debian libbpf-tools {biolatency_version()}, `biolatency -d DEV 60`. "
+        "kyber-tuned: `kyber-tuned --observe DEV`.",
+        "",
+        f"### Per-event cost (bpf_stats run_time_ns / run_cnt; one {args.runtime:g} s R256 run "
+        f"after {args.ramp:g} s ramp per tool and scheduler)",
+        "",
+        *cost_table(costs),
+        "",
+        f"### IOPS (scheduler none, bpf_stats off; {args.rounds} rounds of "
+        f"{' → '.join(ROUND)}, order rotated each round; {args.runtime:g} s runs after "
+        f"{args.ramp:g} s ramp)",
+        "",
+        *iops_table(iops, summary),
+        "",
+        "### Targets",
+        "",
+        *target_lines(costs, summary),
+    ]) + "\n"
+
+
+def write_section(body):
+    try:
+        with open(DOC) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = DOC_HEADER
+    section = f"{BEGIN}\n{body}{END}"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + section + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    os.makedirs(os.path.dirname(DOC), exist_ok=True)
+    tmp = DOC + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, DOC)
+
+
+# ------------------------------------------------------------ main
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5, help="IOPS rounds (default 5)")
+    ap.add_argument("--runtime", type=float, default=8, help="seconds per fio run (default 8)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke check: 2 rounds of 2 s runs, 1 s ramp")
+    ap.add_argument("--no-write", action="store_true",
+                    help="print only, leave docs/BENCHMARKS.md alone")
+    args = ap.parse_args(argv)
+    args.ramp = 2.0
+    if args.quick:
+        args.rounds, args.runtime, args.ramp = min(args.rounds, 2), min(args.runtime, 2), 1.0
+    if args.rounds < 1 or args.runtime <= 0:
+        ap.error("--rounds must be ≥ 1 and --runtime > 0")
+    return args
+
+
+def preflight():
+    if os.geteuid() != 0:
+        sys.exit("observer_cost.py: needs root (loads BPF, creates loop devices)")
+    for path in (conftest.KYBER_TUNED, BIOLATENCY):
+        if not os.access(path, os.X_OK):
+            sys.exit(f"observer_cost.py: {path} missing: run make (and make deps) first")
+
+
+def on_signal(signum, frame):
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_IGN)  # let the cleanup finish undisturbed
+    print(f"observer_cost.py: {signal.Signals(signum).name}, cleaning up", file=sys.stderr)
+    raise SystemExit(128 + signum)
+
+
+def run(args):
+    costs, dev = [], None
+    prev_stats = open(STATS_SYSCTL).read().strip()
+    try:
+        dev = testdev.up_shm(size_mib=DEVICE_MIB)
+        set_stats(1)
+        for sched in SCHEDULERS:
+            dev.set_scheduler(sched)
+            for tool in TOOLS:
+                print(f"per-event cost: {tool}, scheduler {sched}", file=sys.stderr)
+                costs.append(measure_cost(dev, tool, args.runtime, args.ramp))
+        dev.set_scheduler("none")
+        set_stats(0)
+        print("IOPS, scheduler none, bpf_stats off", file=sys.stderr)
+        iops = measure_iops(dev, args.rounds, args.runtime, args.ramp)
+    finally:
+        set_stats(prev_stats)
+        if dev:
+            dev.teardown()
+    return costs, iops
+
+
+def main(argv):
+    args = parse_args(argv)
+    preflight()
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        if signal.getsignal(s) != signal.SIG_IGN:  # respect nohup and friends
+            signal.signal(s, on_signal)
+    with fio.io_lock():
+        costs, iops = run(args)
+    command = ("make bench-observer" if not argv else
+               "/usr/bin/python3 bench/observer_cost.py " + " ".join(argv))
+    body = render(args, costs, iops, command)
+    print(body)
+    if not args.no_write:
+        write_section(body)
+        print(f"written to {os.path.relpath(DOC, REPO)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

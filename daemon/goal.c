@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "goal.h"
+#include "macro.h"
+#include "parse-util.h"
+
+#define TOKEN_MAX 64
+
+static const char *const mode_names[_GOAL_MODE_MAX] = {
+	[GOAL_MODE_LATENCY] = "latency",
+	[GOAL_MODE_BALANCED] = "balanced",
+	[GOAL_MODE_THROUGHPUT] = "throughput",
+	[GOAL_MODE_ADVISE] = "advise",
+};
+
+static const struct {
+	const char *name;
+	double pct;
+} percentiles[] = {
+	{ "p50", 50 }, { "p90", 90 }, { "p95", 95 }, { "p99", 99 }, { "p99.9", 99.9 },
+};
+
+const char *goal_mode_to_string(enum goal_mode m)
+{
+	return (unsigned)m < _GOAL_MODE_MAX ? mode_names[m] : "?";
+}
+
+static int fail(char *err, size_t errlen, const char *token, const char *why)
+{
+	snprintf(err, errlen, "Invalid goal token '%.*s': %s", TOKEN_MAX, token, why);
+	return -EINVAL;
+}
+
+static int parse_token(const char *tok, struct goal *g, bool *seen_mode, bool *seen_floor,
+		       char *err, size_t errlen)
+{
+	const char *eq = strchr(tok, '='), *value;
+	char key[TOKEN_MAX];
+	size_t klen;
+
+	if (!eq || eq == tok || !eq[1])
+		return fail(err, errlen, tok, "expected KEY=VALUE");
+	klen = (size_t)(eq - tok);
+	if (klen >= sizeof(key))
+		return fail(err, errlen, tok, "unknown key");
+	memcpy(key, tok, klen);
+	key[klen] = 0;
+	value = eq + 1;
+
+	if (strncmp(key, "read-", 5) == 0) {
+		size_t i;
+		uint64_t ns;
+
+		for (i = 0; i < ELEMENTSOF(percentiles); i++)
+			if (strcmp(key + 5, percentiles[i].name) == 0)
+				break;
+		if (i == ELEMENTSOF(percentiles))
+			return fail(err, errlen, tok,
+				    "unsupported percentile (use p50, p90, p95, p99 or p99.9)");
+		if (g->has_read)
+			return fail(err, errlen, tok, "more than one read goal");
+		if (parse_duration_ns(value, 0, &ns) < 0)
+			return fail(err, errlen, tok,
+				    "expected a duration with a unit (ns, us, ms, s), e.g. 100us");
+		if (ns < GOAL_LATENCY_MIN_NS || ns > GOAL_LATENCY_MAX_NS)
+			return fail(err, errlen, tok, "latency out of range (1us..100s)");
+		g->has_read = true;
+		g->read_pct = percentiles[i].pct;
+		g->read_ns = ns;
+	} else if (strcmp(key, "write-iops-min") == 0) {
+		uint64_t v;
+
+		if (*seen_floor)
+			return fail(err, errlen, tok, "given twice");
+		if (parse_count_si(value, &v) < 0 || v == 0 || v > GOAL_IOPS_MAX)
+			return fail(err, errlen, tok, "expected a positive count, e.g. 20k");
+		g->write_iops_min = v;
+		*seen_floor = true;
+	} else if (strcmp(key, "mode") == 0) {
+		int m;
+
+		if (*seen_mode)
+			return fail(err, errlen, tok, "given twice");
+		for (m = 0; m < _GOAL_MODE_MAX; m++)
+			if (strcmp(value, mode_names[m]) == 0)
+				break;
+		if (m == _GOAL_MODE_MAX)
+			return fail(err, errlen, tok, "unknown mode (use latency, balanced, throughput or advise)");
+		g->mode = (enum goal_mode)m;
+		*seen_mode = true;
+	} else
+		return fail(err, errlen, tok, "unknown key (use read-pNN, write-iops-min or mode)");
+	return 0;
+}
+
+int goal_parse(const char *text, struct goal *out, char *err, size_t errlen)
+{
+	struct goal g = { .mode = GOAL_MODE_LATENCY };
+	bool seen_mode = false, seen_floor = false;
+	const char *p = text;
+	int r;
+
+	if (!text)
+		return fail(err, errlen, "", "empty goal");
+	for (;;) {
+		char tok[TOKEN_MAX + 1];
+		size_t n;
+
+		p += strspn(p, " \t,");
+		if (!*p)
+			break;
+		n = strcspn(p, " \t,");
+		if (n > TOKEN_MAX) {
+			snprintf(err, errlen, "Invalid goal token '%.*s...': too long", 24, p);
+			return -EINVAL;
+		}
+		memcpy(tok, p, n);
+		tok[n] = 0;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)tok[i] < 0x20 || (unsigned char)tok[i] == 0x7f) {
+				snprintf(err, errlen, "Invalid goal: control character in a token");
+				return -EINVAL;
+			}
+		r = parse_token(tok, &g, &seen_mode, &seen_floor, err, errlen);
+		if (r < 0)
+			return r;
+		p += n;
+	}
+	if (!g.has_read && g.mode != GOAL_MODE_THROUGHPUT) {
+		snprintf(err, errlen, "Invalid goal '%.*s': a read goal such as read-p99=100us is "
+			 "required (only mode=throughput goes without)", TOKEN_MAX, text);
+		return -EINVAL;
+	}
+	*out = g;
+	return 0;
+}
+
+char *goal_format(const struct goal *g, char *buf, size_t n)
+{
+	char d[DURATION_BUF_MAX + 8];
+	size_t used = 0;
+
+	buf[0] = 0;
+	if (g->has_read) {
+		const char *pn = "p99";
+
+		for (size_t i = 0; i < ELEMENTSOF(percentiles); i++)
+			if (percentiles[i].pct == g->read_pct)
+				pn = percentiles[i].name;
+		/* Exact units, so the text parses back to the same value. */
+		if (g->read_ns % NSEC_PER_SEC == 0)
+			snprintf(d, sizeof(d), "%" PRIu64 "s", (uint64_t)(g->read_ns / NSEC_PER_SEC));
+		else if (g->read_ns % NSEC_PER_MSEC == 0)
+			snprintf(d, sizeof(d), "%" PRIu64 "ms", (uint64_t)(g->read_ns / NSEC_PER_MSEC));
+		else if (g->read_ns % NSEC_PER_USEC == 0)
+			snprintf(d, sizeof(d), "%" PRIu64 "us", (uint64_t)(g->read_ns / NSEC_PER_USEC));
+		else
+			snprintf(d, sizeof(d), "%" PRIu64 "ns", g->read_ns);
+		used += (size_t)snprintf(buf + used, n - MIN(used, n), "read-%s=%s ", pn, d);
+	}
+	if (g->write_iops_min)
+		used += (size_t)snprintf(buf + used, n - MIN(used, n), "write-iops-min=%" PRIu64 " ",
+					 g->write_iops_min);
+	snprintf(buf + MIN(used, n - 1), n - MIN(used, n - 1), "mode=%s", goal_mode_to_string(g->mode));
+	return buf;
+}

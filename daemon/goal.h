@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The goal grammar, the same everywhere (config, CLI, D-Bus):
+ *
+ *   read-pNN=DURATION  [write-iops-min=COUNT]  [mode=latency|balanced|throughput|advise]
+ *
+ * tokens separated by blanks or commas; NN is 50, 90, 95, 99 or 99.9;
+ * DURATION has a unit (ns, us, ms, s); COUNT takes k/M/G. The read goal is
+ * required except with mode=throughput. Pure.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum goal_mode {
+	GOAL_MODE_LATENCY,	/* meet the read goal, spend as little write throughput as possible */
+	GOAL_MODE_BALANCED,	/* the study's G-5: keep read and write throughput high */
+	GOAL_MODE_THROUGHPUT,	/* never throttle: targets at the non-throttling point */
+	GOAL_MODE_ADVISE,	/* decide as latency would, write nothing */
+	_GOAL_MODE_MAX,
+};
+
+struct goal {
+	bool has_read;
+	double read_pct;		/* 50, 90, 95, 99, 99.9 */
+	uint64_t read_ns;
+	uint64_t write_iops_min;	/* 0: no floor */
+	enum goal_mode mode;
+};
+
+#define GOAL_LATENCY_MIN_NS 1000ULL		/* 1 us */
+#define GOAL_LATENCY_MAX_NS 100000000000ULL	/* 100 s */
+#define GOAL_IOPS_MAX 1000000000ULL
+#define GOAL_TEXT_MAX 128
+
+/* On failure returns -EINVAL and writes a sentence naming the bad token. */
+int goal_parse(const char *text, struct goal *out, char *err, size_t errlen);
+/* Canonical text, parseable again: "read-p99=2ms write-iops-min=20000 mode=latency". */
+char *goal_format(const struct goal *g, char *buf, size_t n);
+const char *goal_mode_to_string(enum goal_mode m);

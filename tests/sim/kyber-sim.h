@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A discrete-event simulator of the plant the tuner controls: closed-loop
+ * 4 KiB random readers and writers, the block layer's tags, Kyber (its
+ * dispatch, tokens and its own latency controller, modelled on
+ * block/kyber-iosched.c of Linux 6.x) and a flash or optane device model
+ * with the timings of tests/flashsim. sim_run() summarises an interval the
+ * way the observer does, as a struct ctl_sample, so daemon/controller.c can
+ * be unit tested against it. Pure: no clock, no I/O, no globals; the same
+ * seed gives the same results. tests/sim/README.md describes the model.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctl-sample.h"
+
+enum sim_profile { SIM_FLASH, SIM_OPTANE };
+
+struct sim_params {
+	enum sim_profile profile;
+	unsigned dies;			/* flash: dies; optane: read channels (8) */
+	uint64_t read_ns;		/* flash: page read (60000) */
+	uint64_t program_ns;		/* flash: page program (500000) */
+	uint64_t optane_ns;		/* optane: per op, reads and writes on separate resources (12000) */
+	unsigned optane_write_iops;	/* optane: write starts are spaced to this rate (16000) */
+	uint64_t host_ns;		/* fixed host/driver time per request, added after the media */
+	unsigned tags;			/* driver tags (loop: 128); the scheduler gets 2x */
+	uint64_t seed;
+	/* ---- extensions ---- */
+	/* Mean of an exponential extra host time per request (0 = off, the
+	 * default). Models the tail of the FUSE path (README.md). */
+	uint64_t host_jitter_ns;
+	/* Client time between a completion and that client's next submission
+	 * (fio + io_uring reap/submit; 30000). Not in any latency. */
+	uint64_t think_ns;
+};
+
+/* The defaults of tests/flashsim for the profile, host_ns tuned so that R1
+ * alone matches the real flashsim-over-loop numbers (README.md). */
+void sim_params_default(struct sim_params *p, enum sim_profile profile);
+
+struct sim;
+
+/* -EINVAL for impossible parameters, -ENOMEM. The scheduler starts as none,
+ * with no workload. */
+int sim_new(struct sim **ret, const struct sim_params *p);
+/* Returns NULL; NULL is fine. */
+struct sim *sim_free(struct sim *s);
+
+/*
+ * Closed-loop clients, 4 KiB random: qd outstanding I/Os each, 0 = off.
+ * Takes effect at the current simulated time (the next sim_run() starts by
+ * topping the clients up); a client with more outstanding than its new qd
+ * just stops issuing until below.
+ */
+void sim_set_workload(struct sim *s, unsigned read_qd, unsigned write_qd);
+
+/*
+ * Scheduler: kyber (true) or none (false). Switching to kyber resets targets
+ * to the defaults (2 ms / 10 ms) and depths to the caps, like the kernel.
+ * Like the kernel's elevator switch, the queue is frozen: new requests wait
+ * (outside the observer's view) until every request of the old scheduler
+ * has completed, then the new one takes over. Setting the current one is a
+ * no-op.
+ */
+void sim_set_kyber(struct sim *s, bool on);
+
+/*
+ * Like writing read_lat_nsec / write_lat_nsec: a plain store. Completions
+ * from now on are bucketed against the new value; samples already bucketed
+ * keep the old one, so Kyber's next timer evaluation mixes both, as in the
+ * kernel. Ignored (returns without storing) while the requested scheduler
+ * is none: the kernel has no such files then.
+ */
+void sim_set_targets(struct sim *s, uint64_t read_ns, uint64_t write_ns);
+void sim_get_targets(const struct sim *s, uint64_t *read_ns, uint64_t *write_ns);
+
+/*
+ * Advance simulated time by duration_ns and summarise the interval as the
+ * observer would (total = insert -> complete, including time waiting for a
+ * Kyber token or a driver tag; device = issue -> complete; time waiting for
+ * a request to be allocated is in neither). Fills every field of *out
+ * (out may be NULL); out->read_total_hist points into the sim and is valid
+ * until the next sim_run() or sim_free(). -EINVAL for duration 0 or a clock
+ * overflow, -ENOMEM (the sim is then unusable).
+ */
+int sim_run(struct sim *s, uint64_t duration_ns, struct ctl_sample *out);
+
+uint64_t sim_now_ns(const struct sim *s);
+
+/* Kyber's current token depth of KT_OP_READ / KT_OP_WRITE; 0 when the
+ * requested scheduler is none or for another domain. */
+unsigned sim_kyber_depth(const struct sim *s, int domain);
+
+/* ---- extensions: views the observer does not have ---- */
+
+/* What the application sees (fio's clat): submit -> complete, including the
+ * wait for a request to be allocated. For the last sim_run() interval. */
+struct sim_client_op {
+	uint64_t completed;
+	double mean_ns;
+	uint64_t p50_ns, p90_ns, p99_ns;	/* 0 when nothing completed */
+};
+/* -EINVAL for an op other than KT_OP_READ / KT_OP_WRITE. */
+int sim_client_stats(const struct sim *s, int op, struct sim_client_op *out);
+
+/* Kyber's own controller, cumulative since the last switch to kyber (the
+ * kyber_latency / kyber_adjust tracepoints' view). Buckets are 0..7, -1 when
+ * never computed. */
+struct sim_kyber_info {
+	uint64_t timer_runs;		/* timer evaluations */
+	uint64_t congested_runs;	/* ... that found congestion */
+	uint64_t adjusts[2];		/* depth changes per domain */
+	int last_io_p90[2];		/* last computed I/O p90 bucket */
+	int last_total_p99[2];		/* last computed total p99 bucket */
+	unsigned min_depth[2];		/* lowest depth reached */
+};
+void sim_kyber_info(const struct sim *s, struct sim_kyber_info *out);
