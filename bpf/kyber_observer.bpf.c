@@ -60,10 +60,23 @@ struct request___old {
 	struct gendisk *rq_disk;
 } __attribute__((preserve_access_index));
 
-static __always_inline __u32 rq_dev(struct request *rq)
+/*
+ * Request fields. tp_btf programs get a BTF-typed pointer and walk it with
+ * plain loads (the verifier turns them into exception-handled loads, no
+ * helper call); raw_tp programs must use bpf_probe_read_kernel(). The btf
+ * argument is a compile-time constant: each program keeps one branch.
+ */
+static __always_inline __u32 rq_dev(struct request *rq, bool btf)
 {
 	struct gendisk *disk;
 
+	if (btf) {
+		if (bpf_core_field_exists(rq->q->disk))
+			disk = rq->q->disk;
+		else
+			disk = ((struct request___old *)rq)->rq_disk;
+		return disk ? KT_MKDEV(disk->major, disk->first_minor) : 0;
+	}
 	if (bpf_core_field_exists(rq->q->disk))
 		disk = BPF_CORE_READ(rq, q, disk);
 	else
@@ -73,9 +86,11 @@ static __always_inline __u32 rq_dev(struct request *rq)
 	return KT_MKDEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
 }
 
-static __always_inline __u8 rq_op(struct request *rq)
+static __always_inline __u8 rq_op(struct request *rq, bool btf)
 {
-	switch (BPF_CORE_READ(rq, cmd_flags) & REQ_OP_BITS_MASK) {
+	__u32 flags = btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
+
+	switch (flags & REQ_OP_BITS_MASK) {
 	case REQ_OP_READ:
 		return KT_OP_READ;
 	case REQ_OP_WRITE:
@@ -85,6 +100,11 @@ static __always_inline __u8 rq_op(struct request *rq)
 	default:
 		return KT_OP_OTHER;
 	}
+}
+
+static __always_inline __u32 rq_data_len(struct request *rq, bool btf)
+{
+	return btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 }
 
 static __always_inline struct kt_op_stats *stats_of(__u32 slot, __u8 op)
@@ -118,19 +138,19 @@ static __always_inline void forget(struct kt_req *r)
 		old->inflight--;
 }
 
-static __always_inline int on_insert(struct request *rq)
+static __always_inline int on_insert(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
 	struct kt_op_stats *st;
 	struct kt_req *r, n = {};
-	__u32 dev = rq_dev(rq);
+	__u32 dev = rq_dev(rq, btf);
 	__u32 *slot;
 
 	slot = bpf_map_lookup_elem(&watched, &dev);
 	if (!slot)
 		return 0;
 	n.slot = *slot;
-	n.op = rq_op(rq);
+	n.op = rq_op(rq, btf);
 	st = stats_of(n.slot, n.op);
 	if (!st)
 		return 0;
@@ -156,12 +176,12 @@ static __always_inline int on_insert(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_issue(struct request *rq)
+static __always_inline int on_issue(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq, now;
 	struct kt_op_stats *st;
 	struct kt_req *r, n = {};
-	__u32 dev = rq_dev(rq);
+	__u32 dev = rq_dev(rq, btf);
 	__u32 *slot;
 
 	slot = bpf_map_lookup_elem(&watched, &dev);
@@ -192,7 +212,7 @@ static __always_inline int on_issue(struct request *rq)
 
 	/* Direct issue: no insert, total time starts here. */
 	n.slot = *slot;
-	n.op = rq_op(rq);
+	n.op = rq_op(rq, btf);
 	st = stats_of(n.slot, n.op);
 	if (!st)
 		return 0;
@@ -249,7 +269,7 @@ static __always_inline int on_merge(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes)
+static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, now, start;
 	struct kt_op_stats *st;
@@ -267,7 +287,7 @@ static __always_inline int on_complete(struct request *rq, int error, unsigned i
 	 * request: anything short of the remaining length is a partial
 	 * completion and the request lives on.
 	 */
-	if (nr_bytes < BPF_CORE_READ(rq, __data_len)) {
+	if (nr_bytes < rq_data_len(rq, btf)) {
 		st->partial++;
 		return 0;
 	}
@@ -373,13 +393,13 @@ static __always_inline int on_kyber_throttled(__u32 dev, const char *domain)
 
 /* ------------------------------------------------------------- attach points */
 
-#define KT_PROGS(kind, sec)									\
+#define KT_PROGS(kind, sec, btf)									\
 SEC(sec "/block_rq_insert")									\
 int BPF_PROG(kind##_rq_insert, struct request *rq)						\
-{ return on_insert(rq); }									\
+{ return on_insert(rq, btf); }									\
 SEC(sec "/block_rq_issue")									\
 int BPF_PROG(kind##_rq_issue, struct request *rq)						\
-{ return on_issue(rq); }									\
+{ return on_issue(rq, btf); }									\
 SEC(sec "/block_rq_requeue")									\
 int BPF_PROG(kind##_rq_requeue, struct request *rq)						\
 { return on_requeue(rq); }									\
@@ -388,7 +408,7 @@ int BPF_PROG(kind##_rq_merge, struct request *rq)						\
 { return on_merge(rq); }									\
 SEC(sec "/block_rq_complete")									\
 int BPF_PROG(kind##_rq_complete, struct request *rq, int error, unsigned int nr_bytes)		\
-{ return on_complete(rq, error, nr_bytes); }							\
+{ return on_complete(rq, error, nr_bytes, btf); }							\
 SEC(sec "/kyber_latency")									\
 int BPF_PROG(kind##_kyber_latency, dev_t dev, const char *domain, const char *type,		\
 	     unsigned int percentile, unsigned int numerator, unsigned int denominator,		\
@@ -401,5 +421,5 @@ SEC(sec "/kyber_throttled")									\
 int BPF_PROG(kind##_kyber_throttled, dev_t dev, const char *domain)				\
 { return on_kyber_throttled(dev, domain); }
 
-KT_PROGS(btf, "tp_btf")
-KT_PROGS(raw, "raw_tp")
+KT_PROGS(btf, "tp_btf", true)
+KT_PROGS(raw, "raw_tp", false)
