@@ -62,7 +62,8 @@ PROTO_SRCS := proto/kyber_tuned.proto
 PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
-UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev
+UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
+	test-kyber-sim test-goal test-controller
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard daemon/*.h bpf/*.h)
@@ -138,11 +139,17 @@ $(BUILD)/tests/test-hist: tests/unit/test-hist.c daemon/hist.c
 $(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c daemon/parse-util.c
 $(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
 $(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
+SIM_SRCS := tests/sim/kyber-sim.c tests/sim/sim-blk.c tests/sim/sim-kyber.c \
+	tests/sim/sim-device.c tests/sim/sim-heap.c
+$(BUILD)/tests/test-kyber-sim: tests/unit/test-kyber-sim.c $(SIM_SRCS) daemon/hist.c $(wildcard tests/sim/*.h)
+$(BUILD)/tests/test-goal: tests/unit/test-goal.c daemon/goal.c daemon/parse-util.c
+$(BUILD)/tests/test-controller: tests/unit/test-controller.c daemon/controller.c daemon/goal.c \
+	daemon/hist.c daemon/parse-util.c $(SIM_SRCS) $(wildcard tests/sim/*.h)
 $(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c daemon/hist.c daemon/parse-util.c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(SAN_FLAGS) -o $@ $(filter %.c,$^) -lcmocka -lm
+	$(CC) $(CPPFLAGS_ALL) -Itests/sim -std=gnu11 $(WARN) $(SAN_FLAGS) -o $@ $(filter %.c,$^) -lcmocka -lm
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

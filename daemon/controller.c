@@ -88,6 +88,7 @@ void controller_relearn(struct controller *c)
 	c->relax_streak = 0;
 	c->infeasible_streak = 0;
 	c->probe_pending = false;
+	c->interference_seen = false;
 	c->o8_strikes = 0;
 	c->o8_hold = 0;
 	c->have_sig = false;
@@ -288,20 +289,44 @@ static double next_step(struct controller *c, int dir)
 	return c->step;
 }
 
-/* O-8: tightening cut writes by 30% or more and reads did not get 10%
- * better: the device has no read/write interference to remove. */
+/* Remember where reads and writes were before throttling more. */
+static void probe(struct controller *c, const struct ctl_sample *s, uint64_t metric)
+{
+	/* Once throttling has helped reads on this workload, the device has
+	 * interference: a later small gain is the law of diminishing
+	 * returns, not O-8. */
+	if (c->interference_seen)
+		return;
+	c->probe_pending = true;
+	c->probe_metric = (double)metric;
+	c->probe_write_iops = s->write.iops;
+	c->probe_write_depth = s->write.kyber_depth;
+}
+
+/*
+ * O-8: since the last probe writes were throttled for real (IOPS down 30%
+ * or depth down 4x) and reads did not get 10% better, twice in a row: the
+ * device has no read/write interference to remove. Until writes are
+ * throttled there is no evidence either way.
+ */
 static bool o8_evidence(struct controller *c, const struct ctl_sample *s, uint64_t metric)
 {
-	bool useless;
+	bool throttled;
 
 	if (!c->probe_pending)
 		return false;
-	c->probe_pending = false;
-	if (s->write.iops > 0.7 * c->probe_write_iops)
-		return false;	/* throttling did not take hold yet: no evidence */
-	useless = (double)metric >= 0.9 * c->probe_metric;
-	c->o8_strikes = useless ? c->o8_strikes + 1 : 0;
-	return c->o8_strikes >= 2;
+	throttled = s->write.iops <= 0.7 * c->probe_write_iops ||
+		    (s->write.kyber_depth && c->probe_write_depth &&
+		     4 * s->write.kyber_depth <= c->probe_write_depth);
+	if (!throttled)
+		return false;
+	if ((double)metric < 0.9 * c->probe_metric) {
+		c->probe_pending = false;	/* throttling helps reads */
+		c->o8_strikes = 0;
+		c->interference_seen = true;
+		return false;
+	}
+	return ++c->o8_strikes >= 2;
 }
 
 /*
@@ -325,9 +350,8 @@ static void engage(struct controller *c, const struct ctl_sample *s, uint64_t me
 	c->step = c->p.step_init;
 	c->last_dir = 1;
 	c->relax_streak = c->infeasible_streak = 0;
-	c->probe_pending = true;
-	c->probe_metric = (double)metric;
-	c->probe_write_iops = s->write.iops;
+	c->o8_strikes = 0;
+	probe(c, s, metric);
 	d->targets.read_ns = protect_read_target(c, s);
 	d->targets.write_ns = protect_write_target(c, s);
 }
@@ -373,9 +397,7 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 		say(d, "read P%g %s above goal %s: Kyber is cutting writes (depth %u, latency %.1fx of "
 		    "%.1fx allowed)", g->read_pct, m, gl, s->write.kyber_depth, infl, c->k);
 	} else {
-		c->probe_pending = true;
-		c->probe_metric = (double)metric;
-		c->probe_write_iops = s->write.iops;
+		probe(c, s, metric);
 		c->k = MIN(k_cap, c->k * next_step(c, 1));
 		say(d, "read P%g %s above goal %s with writes at their ceiling: more write throttling "
 		    "(writes may slow down %.1fx)", g->read_pct, m, gl, c->k);
@@ -520,7 +542,7 @@ static void decide(struct controller *c, const struct ctl_sample *s,
 		c->step = c->p.step_init;
 		c->last_dir = 0;
 		c->relax_streak = c->infeasible_streak = 0;
-		c->probe_pending = false;
+		c->probe_pending = c->interference_seen = false;
 		c->o8_strikes = c->o8_hold = 0;
 	} else
 		shift[0] = 0;

@@ -74,6 +74,8 @@ struct controller {
 	/* O-8 probe: the state before the last tightening move. */
 	bool probe_pending;
 	double probe_metric, probe_write_iops;
+	uint32_t probe_write_depth;
+	bool interference_seen;		/* throttling writes did help reads */
 	unsigned o8_strikes, o8_hold;
 	/* Workload signature for shift detection. */
 	bool have_sig, sig_writes;

@@ -38,7 +38,7 @@ static void help(void)
 	       "      --no-switch-scheduler  Refuse devices not on Kyber (default: switch them to\n"
 	       "                           Kyber and back on exit)\n"
 	       "      --count N            Stop after N intervals (default: until SIGINT/SIGTERM)\n"
-	       "      --json               One JSON object per device and interval (--observe)\n"
+	       "      --json               One JSON object per device and interval on stdout\n"
 	       "      --attach MODE        BPF attach type: auto (default), tp_btf, raw_tp\n"
 	       "      --log-level LEVEL    err, warning, notice, info (default), debug\n"
 	       "  -h, --help               Show this help\n"
@@ -188,6 +188,7 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	tun.interval_ns = obs.interval_ns;
+	tun.json = obs.json;
 	tun.count = obs.count;
 	tun.attach = obs.attach;
 	if (obs.n_devices && (foreground || tun.n_devices)) {

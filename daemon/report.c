@@ -145,5 +145,23 @@ void report_json(FILE *f, const struct report_device *d)
 		else
 			fputs("null", f);
 	}
-	fputs("}}\n", f);
+	fputc('}', f);
+	if (d->tuner) {
+		const struct report_tuner *t = d->tuner;
+
+		fputs(",\"tuner\":{\"goal\":", f);
+		json_string(f, t->goal);
+		fputs(",\"state\":", f);
+		json_string(f, t->state);
+		fputs(",\"reason\":", f);
+		json_string(f, t->reason);
+		if (t->metric_ns)
+			fprintf(f, ",\"metric_ns\":%" PRIu64, t->metric_ns);
+		else
+			fputs(",\"metric_ns\":null", f);
+		fprintf(f, ",\"goal_met\":%s,\"changed\":%s}",
+			t->goal_met < 0 ? "null" : t->goal_met ? "true" : "false",
+			t->changed ? "true" : "false");
+	}
+	fputs("}\n", f);
 }

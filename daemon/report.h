@@ -9,6 +9,16 @@
 #include "interval.h"
 #include "kyber-sysfs.h"
 
+/* What the tuner adds to an interval's report. */
+struct report_tuner {
+	const char *goal;		/* canonical goal text */
+	const char *state;
+	const char *reason;
+	uint64_t metric_ns;		/* 0: not estimated this interval */
+	int goal_met;			/* -1: unknown */
+	bool changed;			/* targets written this interval */
+};
+
 struct report_device {
 	const char *name;
 	const char *scheduler;		/* NULL: unknown */
@@ -17,6 +27,7 @@ struct report_device {
 	const struct kt_interval *iv;
 	uint64_t realtime_ns;		/* wall clock at the end of the interval */
 	uint64_t bpf_misses;		/* observer events the kernel skipped, all devices */
+	const struct report_tuner *tuner;	/* NULL in --observe */
 };
 
 void report_text_header(FILE *f);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -11,6 +12,7 @@
 #include "kyber-sysfs.h"
 #include "log.h"
 #include "parse-util.h"
+#include "report.h"
 #include "tuner.h"
 
 struct tuner;
@@ -130,7 +132,34 @@ static bool check_override(struct tuned *d)
 	return true;
 }
 
-static void apply(struct tuned *d, const struct ctl_sample *s, const struct ctl_decision *dec)
+static void report(struct tuned *d, const struct ctl_decision *dec, bool changed)
+{
+	char goal[GOAL_TEXT_MAX];
+	struct report_tuner rt = {
+		.goal = goal_format(&d->goal, goal, sizeof(goal)),
+		.state = ctl_state_to_string(d->state),
+		.reason = d->overridden ? d->why_overridden : dec->reason,
+		.metric_ns = dec->goal_known ? dec->metric_ns : 0,
+		.goal_met = dec->goal_known ? dec->goal_met : -1,
+		.changed = changed,
+	};
+	struct report_device rd = {
+		.name = d->dev.name,
+		.scheduler = "kyber",
+		.has_targets = true,
+		.targets = d->written,
+		.iv = d->iv,
+		.tuner = &rt,
+	};
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rd.realtime_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	report_json(stdout, &rd);
+	fflush(stdout);
+}
+
+static bool apply(struct tuned *d, const struct ctl_sample *s, const struct ctl_decision *dec)
 {
 	char old[48], new[48], obs[320];
 	uint64_t now;
@@ -147,12 +176,12 @@ static void apply(struct tuned *d, const struct ctl_sample *s, const struct ctl_
 			log_info("%s: advise: would set targets %s -> %s; %s; %s", d->dev.name, old, new,
 				 obs, dec->reason);
 		}
-		return;
+		return false;
 	}
 	r = kyber_sysfs_write_targets(d->t->opts->sysroot, d->dev.name, &dec->targets);
 	if (r < 0) {
 		log_warning_errno(r, "%s: failed to write targets: %m", d->dev.name);
-		return;
+		return false;
 	}
 	format_targets(new, sizeof(new), &dec->targets);
 	log_info("%s: targets %s -> %s; %s; %s", d->dev.name, old, new, obs, dec->reason);
@@ -163,6 +192,7 @@ static void apply(struct tuned *d, const struct ctl_sample *s, const struct ctl_
 	if (sd_event_add_time(d->t->event, &d->settle, CLOCK_MONOTONIC,
 			      now + d->t->opts->settle_ns / 1000, 1000, on_settled, d) < 0)
 		log_warning("%s: failed to arm the settle timer", d->dev.name);
+	return true;
 }
 
 static void fill_depths(const struct tuner *t, const struct tuned *d, struct kt_interval *iv)
@@ -177,10 +207,11 @@ static void fill_depths(const struct tuner *t, const struct tuned *d, struct kt_
 
 static void step_device(struct tuner *t, struct tuned *d)
 {
-	struct ctl_decision dec;
+	struct ctl_decision dec = {};
 	struct ctl_sample s;
 	struct kt_snapshot *x;
 	unsigned inflight;
+	bool changed;
 
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
@@ -194,13 +225,20 @@ static void step_device(struct tuner *t, struct tuned *d)
 	d->cur = x;
 	if (blockdev_read_inflight(t->opts->sysroot, d->dev.name, &inflight) == 0)
 		(void)observer_expire_lost(t->observer, d->slot, d->iv, inflight);
-	if (check_override(d) || d->iv->reset)
+	if (d->iv->reset)
 		return;
 	fill_depths(t, d, d->iv);
+	if (check_override(d)) {
+		if (t->opts->json)
+			report(d, &dec, false);
+		return;
+	}
 	ctl_sample_from_interval(d->iv, &s);
 	controller_decide(d->ctl, &s, &d->written, &dec);
-	apply(d, &s, &dec);
+	changed = apply(d, &s, &dec);
 	set_state(d, dec.state, dec.reason);
+	if (t->opts->json)
+		report(d, &dec, changed);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)

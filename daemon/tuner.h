@@ -25,6 +25,7 @@ struct tuner_options {
 	uint64_t count;			/* stop after this many intervals; 0: never */
 	bool rollback;			/* restore scheduler and targets on exit */
 	bool switch_scheduler;		/* switch a device with a goal to Kyber */
+	bool json;			/* one JSON object per device and interval on stdout */
 	enum observer_attach attach;
 	const char *sysroot, *debugfs;
 };

@@ -71,7 +71,7 @@ class Daemon:
     """A kyber-tuned process started with NOTIFY_SOCKET; ready() waits for
     READY=1 (or for the process to die, returning its stderr)."""
 
-    def __init__(self, args, env=None, stdout=subprocess.PIPE):
+    def __init__(self, args, env=None, stdout=None):
         self.tmp = tempfile.mkdtemp(prefix="kt-test-")
         self.notify_path = os.path.join(self.tmp, "notify")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -81,7 +81,11 @@ class Daemon:
         e["NOTIFY_SOCKET"] = self.notify_path
         self.stderr_path = os.path.join(self.tmp, "stderr")
         self.stderr_file = open(self.stderr_path, "w+")
-        self.proc = subprocess.Popen([KYBER_TUNED] + args, env=e, stdout=stdout,
+        # A file, not a pipe: nobody drains a pipe while the test runs I/O,
+        # and a daemon blocked on a full pipe cannot even handle SIGTERM.
+        self.stdout_path = os.path.join(self.tmp, "stdout")
+        self.stdout_file = stdout or open(self.stdout_path, "w+")
+        self.proc = subprocess.Popen([KYBER_TUNED] + args, env=e, stdout=self.stdout_file,
                                      stderr=self.stderr_file, text=True)
         self.notifications = []
 
@@ -116,13 +120,15 @@ class Daemon:
         return self.proc.returncode
 
     def communicate(self, timeout=60):
-        out, _ = self.proc.communicate(timeout=timeout)
-        return out
+        """Wait for the process to exit; its stdout."""
+        self.proc.wait(timeout=timeout)
+        self.stdout_file.flush()
+        with open(self.stdout_path) as f:
+            return f.read()
 
     def close(self):
         self.stop(signal.SIGKILL)
-        if self.proc.stdout:
-            self.proc.stdout.close()
+        self.stdout_file.close()
         self.stderr_file.close()
         self.sock.close()
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -247,3 +247,50 @@ def run(filename: str, jobs: list[Job], runtime_s: float = 10, ramp_s: float = 1
     if missing:
         raise FioError(f"fio output lacks jobs {sorted(missing)}")
     return results
+
+
+# ---------------------------------------------------------------- histogram logs
+# fio's latency histogram (stat.h): 29 groups of 64 buckets; the first two
+# groups are exact, then every power of two is split in 64.
+_PLAT_BITS = 6
+_PLAT_VAL = 1 << _PLAT_BITS
+
+
+def _plat_idx_to_ns(idx):
+    if idx < (_PLAT_VAL << 1):
+        return idx
+    error_bits = (idx >> _PLAT_BITS) - 1
+    base = 1 << (error_bits + _PLAT_BITS)
+    return base + ((idx % _PLAT_VAL) + 0.5) * (1 << error_bits)
+
+
+def hist_windows(prefix, direction=0):
+    """Per-interval completion-latency histograms that fio wrote for a job
+    run with write_hist_log=PREFIX and log_hist_msec=N: a list of
+    (end_msec, bins) for one direction (0 read, 1 write)."""
+    import glob
+    out = []
+    for path in sorted(glob.glob(f"{prefix}_clat_hist.*.log")):
+        with open(path) as f:
+            for line in f:
+                fields = [x.strip() for x in line.split(",")]
+                if len(fields) < 4 or int(fields[1]) != direction:
+                    continue
+                out.append((int(fields[0]), [int(x) for x in fields[3:]]))
+    out.sort(key=lambda w: w[0])
+    return out
+
+
+def hist_percentile(bins, pct):
+    """Latency (ns) below which pct percent of a window's samples lie, or
+    None for an empty window."""
+    n = sum(bins)
+    if n == 0:
+        return None
+    rank = max(1, -(-n * pct // 100))  # ceil
+    seen = 0
+    for i, c in enumerate(bins):
+        seen += c
+        if seen >= rank:
+            return _plat_idx_to_ns(i)
+    return _plat_idx_to_ns(len(bins) - 1)

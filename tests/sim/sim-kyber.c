@@ -34,8 +34,10 @@ unsigned kyber_model_bucket(uint64_t target, uint64_t latency)
 {
 	uint64_t divisor = target >> KYBER_MODEL_SHIFT, b;
 
-	/* (latency - 1) / max(target / 4, 1), capped at the last bucket: a
-	 * latency exactly at the target is still good (bucket 3). */
+	/* (latency - 1) / max(target >> 2, 1), capped at the last bucket: a
+	 * latency exactly at the target is still good (bucket 3) when the
+	 * target is a multiple of 4; otherwise the truncated divisor already
+	 * makes it bad (bucket 4), as in the kernel. */
 	if (!latency)
 		return 0;
 	if (!divisor)

@@ -78,7 +78,11 @@ static void test_kyber_buckets(void **state)
 	/* target 0 (accepted by sysfs): divisor 1, anything over 7 ns bad. */
 	assert_int_equal(kyber_model_bucket(0, 5), 4);
 	assert_int_equal(kyber_model_bucket(0, 100), 7);
-	assert_int_equal(kyber_model_bucket(UINT64_MAX, UINT64_MAX), 3);
+	/* The divisor is target >> 2, truncated: with a target not divisible
+	 * by 4 the target itself is already bad, as in the kernel. */
+	assert_int_equal(kyber_model_bucket(1001, 1001), 4);
+	assert_int_equal(kyber_model_bucket(UINT64_MAX, UINT64_MAX), 4);
+	assert_int_equal(kyber_model_bucket(1 << 20, 1 << 20), 3);
 }
 
 static void feed(struct kyber_model *k, unsigned d, unsigned n, uint64_t total, uint64_t io)

@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The tuner on the real kernel and the flash-model device (issue 3).
+
+Read latency is judged by fio's own per-second histograms of the reader
+(write_hist_log), independent of kyber-tuned's observer; decisions and
+states come from the tuner's --json lines. Ratios are measured in the same
+test run, never against remembered numbers.
+"""
+
+import os
+import signal
+import tempfile
+import threading
+import time
+
+import pytest
+
+import fio
+from conftest import json_lines
+
+GOAL_NS = 2_000_000
+GOAL = "read-p99=2ms"
+# Steady state: at most this many target changes per minute once converged.
+# A change is a plain sysfs store, but the Kyber window after it mixes old
+# and new buckets and the tuner discards the next 300 ms of data; six a
+# minute keeps that below 3% of the time and still lets the tuner follow
+# drift every ~10 s.
+STEADY_CHANGES_PER_MIN = 6
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def targets(dev):
+    return (int(read(f"{dev.sysfs}/queue/iosched/read_lat_nsec")),
+            int(read(f"{dev.sysfs}/queue/iosched/write_lat_nsec")))
+
+
+def start_tuner(daemon_factory, dev, goal, *extra):
+    d = daemon_factory(["--foreground", "--goal", f"{dev.name}:{goal}", "--json",
+                        "--interval", "1s", *extra])
+    assert d.ready(), d.stderr()
+    return d
+
+
+def stop_tuner(d):
+    rc = d.stop(signal.SIGTERM)
+    out = d.communicate()
+    assert rc == 0, d.stderr()
+    return json_lines(out)
+
+
+def jobs(read_qd=1, write_qd=256, hist=None, read_extra=None, write_extra=None):
+    r = {"write_hist_log": hist, "log_hist_msec": 1000} if hist else {}
+    r.update(read_extra or {})
+    out = [fio.Job("r", "randread", iodepth=read_qd, cpu=0, extra=r)]
+    if write_qd:
+        out.append(fio.Job("w", "randwrite", iodepth=write_qd, cpu=1, extra=write_extra or {}))
+    return out
+
+
+def window_p99(prefix, start_ms=0, end_ms=None):
+    """[(end_ms, p99_ns)] of fio's 1-s read windows."""
+    out = []
+    for ms, bins in fio.hist_windows(prefix, 0):
+        if ms > start_ms and (end_ms is None or ms <= end_ms):
+            p = fio.hist_percentile(bins, 99)
+            if p is not None:
+                out.append((ms, p))
+    return out
+
+
+def static_run(dev, read_ns, write_ns, runtime=4):
+    """R1+W256 under fixed targets: (read P99, write IOPS)."""
+    if read_ns is None:
+        dev.set_scheduler("none")
+    else:
+        dev.set_scheduler("kyber")
+        dev.set_kyber_targets(read_ns, write_ns)
+    res = fio.run(dev.path, jobs(), runtime_s=runtime, ramp_s=1)
+    return res["r"].read_clat_ns[99.0], res["w"].write_iops
+
+
+@pytest.fixture
+def flash(device_factory):
+    return device_factory("flashsim", profile="flash")
+
+
+def test_goal_met_and_writes_kept(daemon_factory, flash):
+    """R1+W256, goal read-p99=2ms: met within 5 s and in >= 90% of the
+    1-s windows over 60 s; write IOPS >= 90% of the best static Kyber
+    setting meeting the goal (grid over the study's range); steady state
+    changes the targets at most STEADY_CHANGES_PER_MIN times a minute."""
+    with tempfile.TemporaryDirectory() as tmp, fio.io_lock():
+        d = start_tuner(daemon_factory, flash, GOAL)
+        t0 = time.monotonic()
+        res = fio.run(flash.path, jobs(hist=f"{tmp}/r"), runtime_s=60, ramp_s=0)
+        lines = stop_tuner(d)
+        windows = window_p99(f"{tmp}/r")
+        tuned_write = res["w"].write_iops
+        # The study's grid spans read 50 us..10 ms and write 20 us..100 ms;
+        # a 4x4 subset of it here (the full grid is in make bench).
+        grid = {}
+        for r_ns in (50_000, 300_000, 1_000_000, 10_000_000):
+            for w_ns in (20_000, 2_000_000, 20_000_000, 100_000_000):
+                grid[(r_ns, w_ns)] = static_run(flash, r_ns, w_ns)
+    first_ok = next((ms for ms, p in windows if p <= GOAL_NS), None)
+    late = [p for ms, p in windows if ms > 5000]
+    met = sum(p <= GOAL_NS for p in late) / len(late)
+    meeting = {k: v for k, v in grid.items() if v[0] <= GOAL_NS}
+    best = max(meeting.items(), key=lambda kv: kv[1][1]) if meeting else None
+    print(f"\nfirst window meeting the goal ends at {first_ok} ms; met in {met:.0%} of "
+          f"{len(late)} windows after 5 s; read P99 overall {res['r'].read_clat_ns[99.0] / 1e3:.0f} us")
+    print(f"tuned write IOPS {tuned_write:.0f}; best static meeting the goal: {best}")
+    for k, v in sorted(grid.items()):
+        print(f"  static read {k[0] / 1e3:.0f}us write {k[1] / 1e3:.0f}us: read P99 "
+              f"{v[0] / 1e3:.0f} us, write {v[1]:.0f} IOPS")
+    assert first_ok is not None and first_ok <= 5000, windows[:8]
+    assert met >= 0.90, [(ms, round(p / 1e3)) for ms, p in windows]
+    assert best, "no static setting in the grid meets the goal"
+    assert tuned_write >= 0.9 * best[1][1], (tuned_write, best)
+
+    # Steady state: changes after the first 15 s, per minute.
+    changes = [l for l in lines if l["tuner"]["changed"]]
+    t_first = lines[0]["time_ns"]
+    late_changes = [l for l in changes if l["time_ns"] - t_first > 15e9]
+    span_min = max(1e-9, (lines[-1]["time_ns"] - t_first - 15e9) / 60e9)
+    print(f"target changes: {len(changes)} in all, {len(late_changes)} after 15 s "
+          f"({len(late_changes) / span_min:.1f}/min)")
+    assert len(late_changes) / span_min <= STEADY_CHANGES_PER_MIN
+    assert all(l["tuner"]["reason"] for l in changes)
+    assert time.monotonic() - t0 < 300
+
+
+def test_shifts(daemon_factory, flash):
+    """W256 stops and starts again, then R1 becomes R64: the goal is met
+    again within 5 s of each change, and the log says why targets moved."""
+    w_a = {"runtime": "10s"}
+    w_b = {"startdelay": "20s", "runtime": "20s"}
+    with tempfile.TemporaryDirectory() as tmp, fio.io_lock():
+        d = start_tuner(daemon_factory, flash, GOAL)
+        js = [fio.Job("r1", "randread", iodepth=1, cpu=0,
+                      extra={"runtime": "30s", "write_hist_log": f"{tmp}/r1", "log_hist_msec": 1000}),
+              fio.Job("r64", "randread", iodepth=64, cpu=0,
+                      extra={"startdelay": "30s", "runtime": "10s",
+                             "write_hist_log": f"{tmp}/r64", "log_hist_msec": 1000}),
+              fio.Job("wa", "randwrite", iodepth=256, cpu=1, extra=w_a),
+              fio.Job("wb", "randwrite", iodepth=256, cpu=1, extra=w_b)]
+        fio.run(flash.path, js, runtime_s=40, ramp_s=0)
+        lines = stop_tuner(d)
+        r1 = window_p99(f"{tmp}/r1")
+        # r64's windows count from its own start (startdelay excluded).
+        r64 = [(ms + 30000, p) for ms, p in window_p99(f"{tmp}/r64")]
+    windows = r1 + r64
+    print()
+    for ms, p in windows:
+        print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us")
+    for change, end, what in ((0, 10000, "start"), (10000, 20000, "W256 stops"),
+                              (20000, 30000, "W256 starts"), (30000, 40000, "R1 -> R64")):
+        after = [p for ms, p in windows if change + 5000 < ms <= end]
+        ok = sum(p <= GOAL_NS for p in after) / max(1, len(after))
+        recovered = any(p <= GOAL_NS for ms, p in windows if change < ms <= change + 5000)
+        print(f"{what}: met within 5 s: {recovered}; after 5 s: {ok:.0%} of {len(after)} windows")
+        assert recovered, what
+        assert ok >= 0.75, what
+    reasons = " | ".join(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
+    assert "writes started" in reasons or "protecting" in reasons, reasons
+    assert all(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
+
+
+def test_r1_w1_never_writes(daemon_factory, flash):
+    """R1+W1 (G-1): Kyber cannot act with one request per op; the tuner
+    holds and never writes a target, even with a goal it misses."""
+    flash.set_scheduler("kyber")
+    before = targets(flash)
+    d = start_tuner(daemon_factory, flash, "read-p99=150us")
+    with fio.io_lock():
+        fio.run(flash.path, jobs(write_qd=1), runtime_s=12, ramp_s=0)
+    after = targets(flash)
+    lines = stop_tuner(d)
+    states = [l["tuner"]["state"] for l in lines]
+    print(states, lines[-1]["tuner"]["reason"])
+    assert after == before
+    assert not any(l["tuner"]["changed"] for l in lines)
+    assert states.count("holding") >= len(states) // 2
+    assert "G-1" in " ".join(l["tuner"]["reason"] for l in lines)
+
+
+def test_optane_no_throttling_cost(daemon_factory, device_factory):
+    """No read/write interference (optane) and a goal met without
+    throttling: write IOPS within 5% of scheduler none (interleaved)."""
+    dev = device_factory("flashsim", profile="optane")
+    none, tuned = [], []
+    with fio.io_lock():
+        for _ in range(2):
+            dev.set_scheduler("none")
+            none.append(fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops)
+            d = start_tuner(daemon_factory, dev, "read-p99=5ms")
+            tuned.append(fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops)
+            lines = stop_tuner(d)
+            assert not any(l["tuner"]["state"] == "infeasible" for l in lines)
+    none_m, tuned_m = sorted(none)[len(none) // 2], sorted(tuned)[len(tuned) // 2]
+    print(f"\nwrite IOPS none {none} tuned {tuned}")
+    assert tuned_m >= 0.95 * none_m, (none, tuned)
+
+
+def test_infeasible_goal(daemon_factory, flash):
+    """read-p99=10us is out of reach: state infeasible, reads at least as
+    good as the static 50 us / 100 ms setting, write-iops-min honoured."""
+    with fio.io_lock():
+        static_p99, static_w = static_run(flash, 50_000, 100_000_000, runtime=8)
+        d = start_tuner(daemon_factory, flash, "read-p99=10us")
+        res = fio.run(flash.path, jobs(), runtime_s=10, ramp_s=4)
+        lines = stop_tuner(d)
+        d = start_tuner(daemon_factory, flash, "read-p99=10us write-iops-min=8k")
+        floor = fio.run(flash.path, jobs(), runtime_s=10, ramp_s=4)
+        floor_lines = stop_tuner(d)
+    tuned_p99 = res["r"].read_clat_ns[99.0]
+    print(f"\nstatic 50us/100ms: read P99 {static_p99 / 1e3:.0f} us, write {static_w:.0f}; tuned: "
+          f"read P99 {tuned_p99 / 1e3:.0f} us, write {res['w'].write_iops:.0f}; with floor: write "
+          f"{floor['w'].write_iops:.0f}")
+    assert "infeasible" in [l["tuner"]["state"] for l in lines]
+    assert lines[-1]["tuner"]["state"] == "infeasible"
+    assert tuned_p99 <= static_p99 * 1.1
+    assert floor["w"].write_iops >= 8000 * 0.95
+    assert floor_lines[-1]["tuner"]["state"] == "infeasible"
+
+
+def test_override_and_resume(daemon_factory, flash):
+    """Someone writes read_lat_nsec by hand: overridden within 2 intervals,
+    no further write to the device until resumed (SIGUSR1)."""
+    d = start_tuner(daemon_factory, flash, GOAL)
+    # fio runs in a thread and takes the I/O lock there (the lock is
+    # re-entrant per thread, not across threads).
+    fio_done = []
+    th = threading.Thread(target=lambda: fio_done.append(
+        fio.run(flash.path, jobs(), runtime_s=18, ramp_s=0)))
+    th.start()
+    try:
+        deadline = time.monotonic() + 10
+        while targets(flash) == (2_000_000, 10_000_000) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert targets(flash) != (2_000_000, 10_000_000), "the tuner never wrote"
+        with open(f"{flash.sysfs}/queue/iosched/read_lat_nsec", "w") as f:
+            f.write("3333333")
+        t_admin = time.time()
+        admin = targets(flash)
+        time.sleep(6)
+        held = targets(flash)
+        os.kill(d.proc.pid, signal.SIGUSR1)
+    finally:
+        th.join()
+    lines = stop_tuner(d)
+    assert fio_done
+    over = [l for l in lines if l["tuner"]["state"] == "overridden"]
+    assert over, [l["tuner"]["state"] for l in lines]
+    delay = over[0]["time_ns"] / 1e9 - t_admin
+    print(f"\noverridden {delay:.2f} s after the admin's write: {over[0]['tuner']['reason']}")
+    assert delay <= 2.2
+    assert held == admin, "the tuner wrote while overridden"
+    assert not any(l["tuner"]["changed"] for l in over)
+    assert lines[-1]["tuner"]["state"] != "overridden", "SIGUSR1 did not resume"
+
+
+@pytest.mark.parametrize("initial", ["none", "kyber-custom"])
+def test_rollback(daemon_factory, flash, initial):
+    """SIGTERM puts the original scheduler and both targets back exactly."""
+    if initial == "kyber-custom":
+        flash.set_scheduler("kyber")
+        flash.set_kyber_targets(1234567, 7654321)
+    sched_before = read(f"{flash.sysfs}/queue/scheduler")
+    targets_before = targets(flash) if initial != "none" else None
+    d = start_tuner(daemon_factory, flash, GOAL)
+    with fio.io_lock():
+        fio.run(flash.path, jobs(), runtime_s=6, ramp_s=0)
+    lines = stop_tuner(d)
+    assert any(l["tuner"]["changed"] for l in lines), "nothing to roll back"
+    assert read(f"{flash.sysfs}/queue/scheduler") == sched_before
+    if targets_before:
+        assert targets(flash) == targets_before

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests: the goal grammar (daemon/goal.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "goal.h"
+
+static void test_good(void **state)
+{
+	static const struct {
+		const char *text, *canonical;
+	} cases[] = {
+		{ "read-p99=100us", "read-p99=100us mode=latency" },
+		{ "read-p99=2ms", "read-p99=2ms mode=latency" },
+		{ "read-p50=1.5ms,write-iops-min=20k", "read-p50=1500us write-iops-min=20000 mode=latency" },
+		{ "  read-p99.9=1s   mode=advise ", "read-p99.9=1s mode=advise" },
+		{ "mode=throughput", "mode=throughput" },
+		{ "read-p95=250us mode=balanced", "read-p95=250us mode=balanced" },
+		{ "read-p90=10us\twrite-iops-min=1.5M", "read-p90=10us write-iops-min=1500000 mode=latency" },
+	};
+	char buf[GOAL_TEXT_MAX], err[256];
+	struct goal g, again;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(goal_parse(cases[i].text, &g, err, sizeof(err)), 0);
+		assert_string_equal(goal_format(&g, buf, sizeof(buf)), cases[i].canonical);
+		/* The canonical form parses back to the same goal. */
+		assert_int_equal(goal_parse(buf, &again, err, sizeof(err)), 0);
+		assert_memory_equal(&g, &again, sizeof(g));
+	}
+	assert_int_equal(goal_parse("read-p99=100us", &g, err, sizeof(err)), 0);
+	assert_true(g.has_read && g.read_pct == 99 && g.read_ns == 100000 && g.mode == GOAL_MODE_LATENCY);
+}
+
+static void test_bad_names_the_token(void **state)
+{
+	static const struct {
+		const char *text, *token, *why;
+	} cases[] = {
+		{ "read-p98=1ms", "read-p98=1ms", "unsupported percentile" },
+		{ "read-p99=1", "read-p99=1", "with a unit" },
+		{ "read-p99=-1ms", "read-p99=-1ms", "with a unit" },
+		{ "read-p99=0us", "read-p99=0us", "out of range" },
+		{ "read-p99=200s", "read-p99=200s", "out of range" },
+		{ "read-p99=1ms read-p50=1ms", "read-p50=1ms", "more than one read goal" },
+		{ "read-p99=1ms mode=fast", "mode=fast", "unknown mode" },
+		{ "read-p99=1ms mode=latency mode=advise", "mode=advise", "given twice" },
+		{ "read-p99=1ms write-iops-min=lots", "write-iops-min=lots", "positive count" },
+		{ "read-p99=1ms write-iops-min=0", "write-iops-min=0", "positive count" },
+		{ "read-p99=1ms bogus=1", "bogus=1", "unknown key" },
+		{ "read-p99", "read-p99", "KEY=VALUE" },
+		{ "=1ms", "=1ms", "KEY=VALUE" },
+		{ "read-p99=", "read-p99=", "KEY=VALUE" },
+	};
+	char err[256];
+	struct goal g;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(err, 0, sizeof(err));
+		assert_int_equal(goal_parse(cases[i].text, &g, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, cases[i].token));
+		assert_non_null(strstr(err, cases[i].why));
+	}
+	assert_int_equal(goal_parse("", &g, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "read goal"));
+	assert_int_equal(goal_parse("mode=latency", &g, err, sizeof(err)), -EINVAL);
+	assert_int_equal(goal_parse("read-p99=1ms\x01", &g, err, sizeof(err)), -EINVAL);
+	assert_int_equal(goal_parse(NULL, &g, err, sizeof(err)), -EINVAL);
+	/* A long token is cut in the message, not overflowed. */
+	char longtok[400];
+	memset(longtok, 'a', sizeof(longtok) - 1);
+	longtok[sizeof(longtok) - 1] = 0;
+	assert_int_equal(goal_parse(longtok, &g, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "too long"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_bad_names_the_token),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
