@@ -52,12 +52,14 @@ void controller_params_default(struct ctl_params *p)
 	*p = (struct ctl_params) {
 		.relax_below = 0.7,
 		.relax_after = 2,
-		.read_scale_init = 0.9,
+		.read_scale_init = 1.0,
 		.read_scale_min = 0.1,
+		.read_scale_max = 4,
 		.read_band_lo = 0.1,
 		.read_band_hi = 4,
 		.write_band_lo = 1.5,
-		.k_init = 1.6,
+		.k_init = 2.2,
+		.k_hold = 4.2,
 		.k_max = 16,
 		.open_read = 8,
 		.open_read_min_ns = KYBER_DEFAULT_READ_NS,
@@ -336,7 +338,7 @@ static bool o8_evidence(struct controller *c, const struct ctl_sample *s, uint64
  */
 static double k_for_distance(const struct controller *c, double ratio, double infl)
 {
-	double k = ratio >= 4 ? 4.2 : ratio >= 2 ? 2.2 : c->p.k_init;
+	double k = ratio >= 4 ? 4.2 : c->p.k_init;
 
 	return MAX(k, infl * 1.34);	/* stay where Kyber cuts, never where it grows */
 }
@@ -404,6 +406,17 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 	}
 }
 
+/*
+ * The goal is met: keep the write depth where it is. A write target well
+ * above the writes' latency means Kyber never grows them on a noisy
+ * window's tail (depth creeps up otherwise, 100 ms at a time) and still
+ * cuts them if reads get hurt. Only relax() lets them grow, on purpose.
+ */
+static void hold_depth(struct controller *c, const struct ctl_sample *s)
+{
+	c->k = MAX(c->k, c->p.k_hold);
+}
+
 /* Reads have room: give writes back what they lost, gently; park when
  * they run free anyway. Returns true when it parked at the open point. */
 static bool relax(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
@@ -423,18 +436,23 @@ static bool relax(struct controller *c, const struct ctl_sample *s, const struct
 		say(d, "read P%g %s well under goal %s, writes at %.0f of %.0f IOPS: higher read target",
 		    g->read_pct, m, gl, s->write.iops, c->w_ref_iops);
 	} else if (losing) {
-		/* A ceiling under where writes are makes Kyber grow them back. */
-		c->k = MAX(1.25, MIN(c->k, inflation(c, s)) / 1.25);
+		/*
+		 * A write target just under the writes' P99 makes Kyber grow them
+		 * by 5/4 per evaluation, every 100 ms: kept for the settle time
+		 * only (about x2), then back to holding.
+		 */
 		c->last_dir = -1;
-		say(d, "read P%g %s well under goal %s, writes at %.0f of %.0f IOPS: less write "
-		    "throttling (writes may slow down %.1fx)", g->read_pct, m, gl, s->write.iops,
-		    c->w_ref_iops, c->k);
+		c->grow_pulse = true;
+		hold_depth(c, s);
+		say(d, "read P%g %s well under goal %s, writes at %.0f of %.0f IOPS: writes may grow "
+		    "for a moment", g->read_pct, m, gl, s->write.iops, c->w_ref_iops);
 	} else if (s->write.kyber_depth >= 128) {
 		say(d, "read P%g %s well under goal %s with writes unthrottled: throttling off",
 		    g->read_pct, m, gl);
 		go_open(c, s, cur, d);
 		return true;
 	} else {
+		hold_depth(c, s);
 		say(d, "read P%g %s well under goal %s, writes at full speed (%.0f IOPS): holding",
 		    g->read_pct, m, gl, s->write.iops);
 	}
@@ -464,10 +482,13 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		return;
 	}
 
-	if (g->write_iops_min && s->write.iops < (double)g->write_iops_min && c->k > 1.25) {
-		/* The floor outranks the read goal. */
+	if (g->write_iops_min && s->write.iops < (double)g->write_iops_min &&
+	    (c->k > 1.25 || c->read_scale < c->p.read_scale_max)) {
+		/* The floor outranks the read goal: Kyber must call reads hurt
+		 * less often (it cuts writes then) and let writes grow back. */
 		c->relax_streak = 0;
-		c->k = MAX(1.25, c->k / next_step(c, -1));
+		c->read_scale = MIN(c->p.read_scale_max, c->read_scale * 1.5);
+		c->k = MAX(1.25, MIN(c->k, inflation(c, s)) / next_step(c, -1));
 		d->state = metric > g->read_ns ? CTL_INFEASIBLE : CTL_TRACKING;
 		say(d, "write IOPS %.0f below write-iops-min=%llu: less write throttling "
 		    "(read P%g %s, goal %s)", s->write.iops, (unsigned long long)g->write_iops_min,
@@ -480,10 +501,22 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 	} else {
 		c->relax_streak = 0;
 		c->infeasible_streak = 0;
+		hold_depth(c, s);
 		say(d, "read P%g %s within goal %s", g->read_pct, m, gl);
 	}
 	d->targets.read_ns = protect_read_target(c, s);
 	d->targets.write_ns = protect_write_target(c, s);
+	if (c->grow_pulse) {
+		c->grow_pulse = false;
+		d->pulse = true;
+		d->pulse_targets.read_ns = d->targets.read_ns;
+		/* Kyber grows depth d to d * (b + 1) / 4 in integers: bucket 4
+		 * (x5/4) moves depths from 4 up, depths 1..3 need bucket 7 (x2). */
+		double over = s->write.kyber_depth && s->write.kyber_depth < 4 ? 1.9 : 1.1;
+
+		d->pulse_targets.write_ns = clamp_target(MAX((double)s->write.total_p99_ns / over,
+							     c->p.write_band_lo * (double)s->write.device_p90_ns));
+	}
 }
 
 /* Write only what changed enough to matter: a target that moved by less
@@ -499,7 +532,7 @@ static void settle_write(const struct kyber_targets *cur, struct ctl_decision *d
 		d->targets.read_ns = cur->read_ns;
 	if (wr > 0.8 && wr < 1.25)
 		d->targets.write_ns = cur->write_ns;
-	d->write = d->targets.read_ns != cur->read_ns || d->targets.write_ns != cur->write_ns;
+	d->write = d->pulse || d->targets.read_ns != cur->read_ns || d->targets.write_ns != cur->write_ns;
 }
 
 /*
@@ -507,13 +540,13 @@ static void settle_write(const struct kyber_targets *cur, struct ctl_decision *d
  * writes congest Kyber, and with a read target above the read latency the
  * reads are what gets cut (the harmful pair). Never write that.
  */
-static void never_harmful(const struct ctl_sample *s, struct ctl_decision *d)
+static void never_harmful(const struct ctl_sample *s, struct kyber_targets *t)
 {
-	if (!s->write.completed || d->targets.write_ns >= s->write.device_p90_ns)
+	if (!s->write.completed || t->write_ns >= s->write.device_p90_ns)
 		return;
-	if (s->read.completed && d->targets.read_ns <= s->read.device_p90_ns)
+	if (s->read.completed && t->read_ns <= s->read.device_p90_ns)
 		return;	/* reads count as hurt anyway: writes get cut, not reads */
-	d->targets.write_ns = clamp_target(1.5 * (double)s->write.device_p90_ns);
+	t->write_ns = clamp_target(1.5 * (double)s->write.device_p90_ns);
 }
 
 static void decide(struct controller *c, const struct ctl_sample *s,
@@ -654,7 +687,7 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 		c->sig_read_outstanding = copy->sig_read_outstanding;
 		free(copy);
 		settle_write(cur, d);
-		d->write = false;
+		d->write = d->pulse = false;
 		d->state = CTL_ADVISE;
 		return;
 	}
@@ -662,6 +695,8 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	c->last_state = d->state;
 	if (d->goal_known)
 		c->prev_write_depth = s->write.kyber_depth;
-	never_harmful(s, d);
+	never_harmful(s, &d->targets);
+	if (d->pulse)
+		never_harmful(s, &d->pulse_targets);
 	settle_write(cur, d);
 }

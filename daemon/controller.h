@@ -32,11 +32,13 @@ const char *ctl_state_to_string(enum ctl_state s);
 struct ctl_params {
 	double relax_below;		/* relax when the read metric < this x goal (0.7) */
 	unsigned relax_after;		/* ... for this many settled intervals in a row (2) */
-	double read_scale_init;		/* read target = goal x (read P90/metric) x this (0.9) */
+	double read_scale_init;		/* read target = goal x (read P90/metric) x this (1.0) */
 	double read_scale_min;		/* lowest read scale (0.1) */
+	double read_scale_max;		/* highest, when writes are under their floor (4) */
 	double read_band_lo, read_band_hi;	/* read target within x read device P90 (0.5, 4) */
 	double write_band_lo;		/* write target >= x write device P90 (1.5): never harmful */
-	double k_init, k_max;		/* permitted write latency inflation (2, 16) */
+	double k_init, k_max;		/* permitted write latency inflation (2.2, 16) */
+	double k_hold;			/* goal met: no growth below this inflation (4.2) */
 	double open_read;		/* open point: read target = x read device P99 (8) ... */
 	uint64_t open_read_min_ns;	/* ... at least this (2 ms, Kyber's default) */
 	double open_write;		/* open point: write target = x write device P99 (2) */
@@ -76,6 +78,7 @@ struct controller {
 	double probe_metric, probe_write_iops;
 	uint32_t probe_write_depth;
 	bool interference_seen;		/* throttling writes did help reads */
+	bool grow_pulse;		/* this decision lets writes grow briefly */
 	unsigned o8_strikes, o8_hold;
 	/* Workload signature for shift detection. */
 	bool have_sig, sig_writes;
@@ -88,6 +91,10 @@ struct controller {
 struct ctl_decision {
 	bool write;			/* targets differ from the current ones: write them */
 	struct kyber_targets targets;	/* what should be in force after this step */
+	/* Write pulse_targets first and targets only after the settle time:
+	 * a short window in which Kyber grows the writes, then hold. */
+	bool pulse;
+	struct kyber_targets pulse_targets;
 	enum ctl_state state;
 	bool goal_known, goal_met;
 	uint64_t metric_ns;		/* read total latency at the goal's percentile */

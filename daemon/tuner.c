@@ -33,6 +33,8 @@ struct tuned {
 	struct kt_snapshot *base, *cur;
 	struct kt_interval *iv;
 	sd_event_source *settle;
+	bool pulse_pending;		/* final targets to write when settle fires */
+	struct kyber_targets after_pulse;
 	uint64_t changes;
 };
 
@@ -89,7 +91,19 @@ static void format_observed(char *buf, size_t n, const struct tuned *d, const st
 static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct tuned *d = userdata;
+	int r;
 
+	if (d->pulse_pending) {
+		/* End of a growth pulse: the holding targets go in now. */
+		d->pulse_pending = false;
+		if (!d->overridden) {
+			r = kyber_sysfs_write_targets(d->t->opts->sysroot, d->dev.name, &d->after_pulse);
+			if (r < 0)
+				log_warning_errno(r, "%s: failed to write targets: %m", d->dev.name);
+			else
+				d->written = d->after_pulse;
+		}
+	}
 	/* The first Kyber window after a change mixes old and new buckets:
 	 * start the next interval here. */
 	if (observer_snapshot(d->t->observer, d->slot, d->base) < 0)
@@ -178,14 +192,26 @@ static bool apply(struct tuned *d, const struct ctl_sample *s, const struct ctl_
 		}
 		return false;
 	}
-	r = kyber_sysfs_write_targets(d->t->opts->sysroot, d->dev.name, &dec->targets);
+	r = kyber_sysfs_write_targets(d->t->opts->sysroot, d->dev.name,
+				      dec->pulse ? &dec->pulse_targets : &dec->targets);
 	if (r < 0) {
 		log_warning_errno(r, "%s: failed to write targets: %m", d->dev.name);
 		return false;
 	}
 	format_targets(new, sizeof(new), &dec->targets);
-	log_info("%s: targets %s -> %s; %s; %s", d->dev.name, old, new, obs, dec->reason);
-	d->written = dec->targets;
+	if (dec->pulse) {
+		char p[48];
+
+		format_targets(p, sizeof(p), &dec->pulse_targets);
+		log_info("%s: targets %s -> %s for %llu ms, then %s; %s; %s", d->dev.name, old, p,
+			 (unsigned long long)(d->t->opts->settle_ns / 1000000), new, obs, dec->reason);
+		d->written = dec->pulse_targets;
+		d->after_pulse = dec->targets;
+		d->pulse_pending = true;
+	} else {
+		log_info("%s: targets %s -> %s; %s; %s", d->dev.name, old, new, obs, dec->reason);
+		d->written = dec->targets;
+	}
 	d->changes++;
 	sd_event_now(d->t->event, CLOCK_MONOTONIC, &now);
 	d->settle = sd_event_source_disable_unref(d->settle);

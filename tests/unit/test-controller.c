@@ -87,12 +87,20 @@ static void step(struct loop *l)
 		assert_int_equal(sim_run(l->sim, l->interval_ns, &l->s), 0);
 	sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
 	controller_decide(&l->ctl, &l->s, &cur, &l->d);
+	l->changed_last = false;
+	if (l->d.pulse) {
+		/* As the daemon does: the pulse for the settle time, then the
+		 * final targets, then the next interval. */
+		check_written(&l->s, &l->d.pulse_targets);
+		sim_set_targets(l->sim, l->d.pulse_targets.read_ns, l->d.pulse_targets.write_ns);
+		assert_int_equal(sim_run(l->sim, l->settle_ns, NULL), 0);
+	}
 	if (l->d.write) {
 		check_written(&l->s, &l->d.targets);
 		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
 		l->changes++;
+		l->changed_last = !l->d.pulse;
 	}
-	l->changed_last = l->d.write;
 	l->metric = 0;
 	if (l->s.read.completed)
 		(void)hist_percentile(l->s.read_total_hist, 99, &l->metric);
