@@ -50,6 +50,7 @@ const char *ctl_state_to_string(enum ctl_state s)
 void controller_params_default(struct ctl_params *p)
 {
 	*p = (struct ctl_params) {
+		.tighten_above = 0.9,
 		.relax_below = 0.7,
 		.relax_after = 2,
 		.read_scale_init = 1.0,
@@ -299,6 +300,10 @@ static void probe(struct controller *c, const struct ctl_sample *s, uint64_t met
 	 * returns, not O-8. */
 	if (c->interference_seen)
 		return;
+	/* Starting from writes already cut to a few, no gain proves nothing:
+	 * the reads' own queueing dominates by then. */
+	if (s->write.kyber_depth && s->write.kyber_depth < 32)
+		return;
 	c->probe_pending = true;
 	c->probe_metric = (double)metric;
 	c->probe_write_iops = s->write.iops;
@@ -372,18 +377,19 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 	bool seen_hurt = s->read.device_p90_ns > cur->read_ns;
 	bool at_ceiling = infl >= 0.75 * c->k;
 	bool floor_depth = s->write.kyber_depth && s->write.kyber_depth <= 1;
+	const char *rel = metric > g->read_ns ? "above" : "close to";
 
 	c->relax_streak = 0;
 	if (floor_depth || (at_ceiling && c->k >= k_cap)) {
-		c->infeasible_streak++;
+		c->infeasible_streak += metric > g->read_ns;
 		d->state = c->infeasible_streak >= 2 ? CTL_INFEASIBLE : CTL_TRACKING;
 		if (!floor_depth && k_cap < c->p.k_max)
-			say(d, "read P%g %s above goal %s with writes at write-iops-min=%llu: holding",
-			    g->read_pct, m, gl, (unsigned long long)g->write_iops_min);
+			say(d, "read P%g %s %s goal %s with writes at write-iops-min=%llu: holding",
+			    g->read_pct, m, rel, gl, (unsigned long long)g->write_iops_min);
 		else
-			say(d, "read P%g %s above goal %s with writes throttled as far as they go "
+			say(d, "read P%g %s %s goal %s with writes throttled as far as they go "
 			    "(depth %u): the goal is out of reach, keeping the best setting",
-			    g->read_pct, m, gl, s->write.kyber_depth);
+			    g->read_pct, m, rel, gl, s->write.kyber_depth);
 		return;
 	}
 	c->infeasible_streak = 0;
@@ -391,18 +397,18 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 		/* A near miss lowers it a little, a clear one more. */
 		c->read_scale = MAX(c->p.read_scale_min,
 				    c->read_scale * (metric > 1.2 * g->read_ns ? 0.7 : 0.85));
-		say(d, "read P%g %s above goal %s while read P90 is under the read target: "
-		    "lower read target", g->read_pct, m, gl);
+		say(d, "read P%g %s %s goal %s while read P90 is under the read target: "
+		    "lower read target", g->read_pct, m, rel, gl);
 	} else if (!at_ceiling) {
 		/* Kyber is on it; soften the cuts as the goal gets near. */
 		c->k = MIN(c->k, k_for_distance(c, (double)metric / (double)g->read_ns, infl));
-		say(d, "read P%g %s above goal %s: Kyber is cutting writes (depth %u, latency %.1fx of "
-		    "%.1fx allowed)", g->read_pct, m, gl, s->write.kyber_depth, infl, c->k);
+		say(d, "read P%g %s %s goal %s: Kyber is cutting writes (depth %u, latency %.1fx of "
+		    "%.1fx allowed)", g->read_pct, m, rel, gl, s->write.kyber_depth, infl, c->k);
 	} else {
 		probe(c, s, metric);
 		c->k = MIN(k_cap, c->k * next_step(c, 1));
-		say(d, "read P%g %s above goal %s with writes at their ceiling: more write throttling "
-		    "(writes may slow down %.1fx)", g->read_pct, m, gl, c->k);
+		say(d, "read P%g %s %s goal %s with writes at their ceiling: more write throttling "
+		    "(writes may slow down %.1fx)", g->read_pct, m, rel, gl, c->k);
 	}
 }
 
@@ -477,8 +483,8 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		engage(c, s, metric, d);
 		c->k = MIN(c->k, k_cap);
 		d->targets.write_ns = protect_write_target(c, s);
-		say(d, "read P%g %s above goal %s: protecting reads (writes may slow down %.1fx)",
-		    g->read_pct, m, gl, c->k);
+		say(d, "read P%g %s %s goal %s: protecting reads (writes may slow down %.1fx)",
+		    g->read_pct, m, metric > g->read_ns ? "above" : "close to", gl, c->k);
 		return;
 	}
 
@@ -493,7 +499,10 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		say(d, "write IOPS %.0f below write-iops-min=%llu: less write throttling "
 		    "(read P%g %s, goal %s)", s->write.iops, (unsigned long long)g->write_iops_min,
 		    g->read_pct, m, gl);
-	} else if (metric > g->read_ns) {
+	} else if ((double)metric > c->p.tighten_above * (double)g->read_ns) {
+		/* Within 10% of the goal counts as at risk: one-second
+		 * percentiles are noisy and the application sees the host
+		 * path on top of the block layer's latency. */
 		tighten(c, s, cur, metric, k_cap, d, m, gl);
 	} else if ((double)metric < c->p.relax_below * (double)g->read_ns) {
 		if (relax(c, s, cur, d, m, gl))
@@ -599,6 +608,12 @@ static void decide(struct controller *c, const struct ctl_sample *s,
 		return;
 	}
 
+	if (c->o8_hold && d->goal_known && (double)d->metric_ns > 2 * c->o8_metric) {
+		/* Reads got much worse with writes free: there is interference
+		 * after all. */
+		c->o8_hold = 0;
+		c->interference_seen = true;
+	}
 	if (c->o8_hold) {
 		c->o8_hold--;
 		go_open(c, s, cur, d);
@@ -633,6 +648,7 @@ static void decide(struct controller *c, const struct ctl_sample *s,
 
 	if (c->protecting && o8_evidence(c, s, metric)) {
 		c->o8_hold = c->p.o8_holdoff;
+		c->o8_metric = (double)metric;
 		c->o8_strikes = 0;
 		go_open(c, s, cur, d);
 		d->state = CTL_HOLDING;
@@ -642,7 +658,7 @@ static void decide(struct controller *c, const struct ctl_sample *s,
 		return;
 	}
 
-	if (!c->protecting && d->goal_met) {
+	if (!c->protecting && (double)metric <= c->p.tighten_above * (double)g->read_ns) {
 		go_open(c, s, cur, d);
 		say(d, "%s%sread P%g %.0fus within goal without throttling", shift, *shift ? ": " : "",
 		    g->read_pct, (double)metric / 1e3);

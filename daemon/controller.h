@@ -30,6 +30,7 @@ const char *ctl_state_to_string(enum ctl_state s);
 
 /* Tunables, with the documented defaults from controller_params_default(). */
 struct ctl_params {
+	double tighten_above;		/* protect more when the read metric > this x goal (0.9) */
 	double relax_below;		/* relax when the read metric < this x goal (0.7) */
 	unsigned relax_after;		/* ... for this many settled intervals in a row (2) */
 	double read_scale_init;		/* read target = goal x (read P90/metric) x this (1.0) */
@@ -80,6 +81,7 @@ struct controller {
 	bool interference_seen;		/* throttling writes did help reads */
 	bool grow_pulse;		/* this decision lets writes grow briefly */
 	unsigned o8_strikes, o8_hold;
+	double o8_metric;		/* read metric when O-8 was concluded */
 	/* Workload signature for shift detection. */
 	bool have_sig, sig_writes;
 	double sig_read_outstanding;

@@ -334,7 +334,21 @@ static int prepare_device(struct tuner *t, const struct tuner_device_spec *spec,
 	if (r < 0)
 		return log_error_errno(r, "%s: failed to read its scheduler and targets: %m", d->dev.name);
 	d->saved = true;
-	if (!d->original.was_kyber) {
+	if (d->original.was_kyber && d->goal.mode != GOAL_MODE_ADVISE) {
+		/*
+		 * Kyber reports a domain's depth only when it changes it, and a
+		 * depth is sticky: inherited throttling would be invisible and
+		 * would hide the writes' unthrottled latency. Switching away and
+		 * back starts from known depths (the caps); the original targets
+		 * are restored on exit.
+		 */
+		r = kyber_sysfs_set_scheduler(o->sysroot, d->dev.name, "none");
+		if (r >= 0)
+			r = kyber_sysfs_set_scheduler(o->sysroot, d->dev.name, "kyber");
+		if (r < 0)
+			return log_error_errno(r, "%s: failed to restart Kyber: %m", d->dev.name);
+		log_info("%s: restarted Kyber to start from known depths", d->dev.name);
+	} else if (!d->original.was_kyber) {
 		if (!o->switch_scheduler)
 			return log_error_errno(-EINVAL, "%s uses scheduler %s, not Kyber (and switching "
 					       "was disabled)", d->dev.name, d->original.scheduler);
