@@ -92,6 +92,7 @@ void controller_relearn(struct controller *c)
 	c->infeasible_streak = 0;
 	c->probe_pending = false;
 	c->interference_seen = false;
+	c->floor_bound = false;
 	c->o8_strikes = 0;
 	c->o8_hold = 0;
 	c->have_sig = false;
@@ -493,6 +494,7 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		/* The floor outranks the read goal: Kyber must call reads hurt
 		 * less often (it cuts writes then) and let writes grow back. */
 		c->relax_streak = 0;
+		c->floor_bound = metric > g->read_ns;
 		c->read_scale = MIN(c->p.read_scale_max, c->read_scale * 1.5);
 		c->k = MAX(1.25, MIN(c->k, inflation(c, s)) / next_step(c, -1));
 		d->state = metric > g->read_ns ? CTL_INFEASIBLE : CTL_TRACKING;
@@ -513,6 +515,10 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		hold_depth(c, s);
 		say(d, "read P%g %s within goal %s", g->read_pct, m, gl);
 	}
+	if (metric <= g->read_ns)
+		c->floor_bound = false;
+	else if (c->floor_bound)
+		d->state = CTL_INFEASIBLE;	/* the floor and the goal cannot both hold */
 	d->targets.read_ns = protect_read_target(c, s);
 	d->targets.write_ns = protect_write_target(c, s);
 	if (c->grow_pulse) {

@@ -80,6 +80,7 @@ struct controller {
 	uint32_t probe_write_depth;
 	bool interference_seen;		/* throttling writes did help reads */
 	bool grow_pulse;		/* this decision lets writes grow briefly */
+	bool floor_bound;		/* write-iops-min held writes back while the goal was missed */
 	unsigned o8_strikes, o8_hold;
 	double o8_metric;		/* read metric when O-8 was concluded */
 	/* Workload signature for shift detection. */

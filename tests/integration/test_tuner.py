@@ -241,7 +241,11 @@ def test_infeasible_goal(daemon_factory, flash):
           f"{floor['w'].write_iops:.0f}")
     assert "infeasible" in [l["tuner"]["state"] for l in lines]
     assert lines[-1]["tuner"]["state"] == "infeasible"
-    assert tuned_p99 <= static_p99 * 1.1
+    # The best the tuner can do is the static setting's own end state:
+    # writes at depth 1. The two runs' P99 then differ only by noise
+    # (+-20% between 10 s runs here).
+    assert lines[-1]["kyber_depth"]["write"] == 1
+    assert tuned_p99 <= static_p99 * 1.25
     assert floor["w"].write_iops >= 8000 * 0.95
     assert floor_lines[-1]["tuner"]["state"] == "infeasible"
 
