@@ -50,7 +50,8 @@ PURE_SRCS := daemon/hist.c daemon/parse-util.c daemon/interval.c \
 	daemon/report.c daemon/goal.c daemon/controller.c daemon/ctl-sample.c
 # Modules that touch the system.
 SYS_SRCS := daemon/log.c daemon/observer.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/observe.c daemon/tuner.c
+	daemon/blockdev.c daemon/observe.c daemon/manager.c daemon/device.c \
+	daemon/service.c
 DAEMON_SRCS := daemon/main.c $(PURE_SRCS) $(SYS_SRCS)
 TUNECTL_SRCS := daemon/tunectl.c daemon/log.c daemon/parse-util.c
 

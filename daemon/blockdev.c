@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,4 +153,50 @@ int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret)
 		return -EBADMSG;
 	*ret = r + w;
 	return 0;
+}
+
+/* First line of a sysfs attribute, trimmed; false if absent or empty. */
+static bool read_attr(const char *path, char *buf, size_t n)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	size_t l;
+
+	if (!f || !fgets(buf, (int)n, f))
+		return false;
+	l = strcspn(buf, "\n");
+	buf[l] = 0;
+	while (l > 0 && buf[l - 1] == ' ')
+		buf[--l] = 0;
+	return l > 0;
+}
+
+void blockdev_stable_id(const char *sysroot, const struct blockdev *d, char *buf, size_t n)
+{
+	char path[PATH_MAX], a[128], b[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/block/%s/wwid", sysroot, d->name);
+	if (read_attr(path, a, sizeof(a))) {
+		snprintf(buf, n, "wwid:%s", a);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/block/%s/device/wwid", sysroot, d->name);
+	if (read_attr(path, a, sizeof(a))) {
+		snprintf(buf, n, "wwid:%s", a);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/block/%s/device/serial", sysroot, d->name);
+	if (read_attr(path, a, sizeof(a))) {
+		char model[96] = "";
+
+		snprintf(path, sizeof(path), "%s/block/%s/device/model", sysroot, d->name);
+		(void)read_attr(path, model, sizeof(model));
+		snprintf(buf, n, "serial:%s:%s", model, a);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/block/%s/loop/backing_file", sysroot, d->name);
+	if (read_attr(path, b, sizeof(b))) {
+		snprintf(buf, n, "loop:%s", b);
+		return;
+	}
+	snprintf(buf, n, "name:%s", d->name);
 }

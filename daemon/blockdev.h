@@ -25,3 +25,10 @@ int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *er
 
 /* Requests the kernel counts in flight (/sys/block/DEV/inflight, both directions). */
 int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret);
+
+/*
+ * A name for the device that survives reboots and renumbering, for
+ * persistent state: "wwid:...", "serial:MODEL:SERIAL", "loop:BACKING_FILE",
+ * or "name:NAME" as a last resort.
+ */
+void blockdev_stable_id(const char *sysroot, const struct blockdev *d, char *buf, size_t n);

@@ -93,11 +93,14 @@ void controller_relearn(struct controller *c)
 	c->probe_pending = false;
 	c->interference_seen = false;
 	c->floor_bound = false;
+	c->bad_depth = c->bad_depth_age = 0;
 	c->o8_strikes = 0;
 	c->o8_hold = 0;
 	c->have_sig = false;
-	memset(c->acc, 0, sizeof(c->acc));
+	c->ring_n = c->ring_i = 0;
+	c->window_metric = 0;
 	c->acc_n = 0;
+	c->window_metric = 0;
 }
 
 void controller_init(struct controller *c, const struct goal *g, const struct ctl_params *p)
@@ -232,30 +235,59 @@ static void go_open(struct controller *c, const struct ctl_sample *s,
 		d->targets = open_point(c, s, cur);
 }
 
+/* A miss that is already certain with n samples: more above the goal than
+ * (1 - pct) x n + 3 sigma + 2 cannot come from a distribution meeting it. */
+static bool certain_miss(const struct controller *c, const __u64 *h)
+{
+	double q = 1.0 - c->goal.read_pct / 100.0, n = (double)hist_count(h);
+	double above = n * (1.0 - hist_fraction_le(h, c->goal.read_ns));
+
+	return n >= 20 && above > q * n + 3 * sqrt(q * n) + 2;
+}
+
 /*
- * Read metric over a window long enough for the goal's percentile. Slow
- * readers would make that window long, so a miss that is already certain
- * is called early: with n samples, more than (1 - pct) x n + 3 sigma above
- * the goal cannot come from a distribution that meets it.
+ * The read metric of the newest interval (the metric everything reports)
+ * and, in c->window_metric, over the window of recent intervals. When the
+ * newest interval alone has too few reads, both come from the window; a
+ * miss that is already certain counts as known either way.
  */
 static bool estimate_metric(struct controller *c, const struct ctl_sample *s, uint64_t *ret)
 {
-	double q = 1.0 - c->goal.read_pct / 100.0, n, above;
-	uint64_t need = controller_samples_needed(c->goal.read_pct);
+	uint64_t need = controller_samples_needed(c->goal.read_pct), n_latest = 0;
+	const __u64 *latest = s->read_total_hist;
+	hist_t window = {};
+	bool window_known;
 
-	if (s->read_total_hist) {
-		hist_merge(c->acc, s->read_total_hist);
-		c->acc_n = hist_count(c->acc);
+	if (latest && (n_latest = hist_count(latest))) {
+		memcpy(c->ring[c->ring_i], latest, sizeof(hist_t));
+		c->ring_i = (c->ring_i + 1) % CTL_WINDOW;
+		c->ring_n = MIN(c->ring_n + 1, CTL_WINDOW);
 	}
-	n = (double)c->acc_n;
-	above = n * (1.0 - hist_fraction_le(c->acc, c->goal.read_ns));
-	if (c->acc_n < need && !(c->acc_n >= 20 && above > q * n + 3 * sqrt(q * n) + 2))
+	for (unsigned i = 0; i < c->ring_n; i++)
+		hist_merge(window, c->ring[i]);
+	c->acc_n = hist_count(window);
+	window_known = (c->acc_n >= need || certain_miss(c, window)) &&
+		       hist_percentile(window, c->goal.read_pct, &c->window_metric) == 0;
+	if (!window_known)
+		c->window_metric = 0;
+	if (n_latest && (n_latest >= need || certain_miss(c, latest)) &&
+	    hist_percentile(latest, c->goal.read_pct, ret) == 0) {
+		if (!window_known)
+			c->window_metric = *ret;
+		return true;
+	}
+	if (!window_known)
 		return false;
-	if (hist_percentile(c->acc, c->goal.read_pct, ret) < 0)
-		return false;
-	memset(c->acc, 0, sizeof(c->acc));
-	c->acc_n = 0;
+	*ret = c->window_metric;
 	return true;
+}
+
+/* New targets, new regime: what came before says nothing about it. */
+static void forget_window(struct controller *c)
+{
+	c->ring_n = c->ring_i = 0;
+	c->acc_n = 0;
+	c->window_metric = 0;
 }
 
 /* A write burst starting or stopping, or the read depth changing by 2x:
@@ -381,6 +413,11 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 	const char *rel = metric > g->read_ns ? "above" : "close to";
 
 	c->relax_streak = 0;
+	if (s->write.kyber_depth && metric > g->read_ns &&
+	    (!c->bad_depth || s->write.kyber_depth < c->bad_depth)) {
+		c->bad_depth = s->write.kyber_depth;
+		c->bad_depth_age = 0;
+	}
 	if (floor_depth || (at_ceiling && c->k >= k_cap)) {
 		c->infeasible_streak += metric > g->read_ns;
 		d->state = c->infeasible_streak >= 2 ? CTL_INFEASIBLE : CTL_TRACKING;
@@ -442,6 +479,11 @@ static bool relax(struct controller *c, const struct ctl_sample *s, const struct
 		c->read_scale = MIN(c->p.read_scale_init, c->read_scale * 1.3);
 		say(d, "read P%g %s well under goal %s, writes at %.0f of %.0f IOPS: higher read target",
 		    g->read_pct, m, gl, s->write.iops, c->w_ref_iops);
+	} else if (losing && c->bad_depth && 5 * s->write.kyber_depth >= 4 * c->bad_depth) {
+		/* A quarter more depth missed the goal not long ago: stay. */
+		hold_depth(c, s);
+		say(d, "read P%g %s well under goal %s, writes at %.0f IOPS; reads missed the goal at "
+		    "write depth %u: holding", g->read_pct, m, gl, s->write.iops, c->bad_depth);
 	} else if (losing) {
 		/*
 		 * A write target just under the writes' P99 makes Kyber grow them
@@ -450,6 +492,8 @@ static bool relax(struct controller *c, const struct ctl_sample *s, const struct
 		 */
 		c->last_dir = -1;
 		c->grow_pulse = true;
+		/* Near a depth that missed the goal: one step of 5/4 only. */
+		c->short_pulse = c->bad_depth && 2 * s->write.kyber_depth >= c->bad_depth;
 		hold_depth(c, s);
 		say(d, "read P%g %s well under goal %s, writes at %.0f of %.0f IOPS: writes may grow "
 		    "for a moment", g->read_pct, m, gl, s->write.iops, c->w_ref_iops);
@@ -501,12 +545,16 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		say(d, "write IOPS %.0f below write-iops-min=%llu: less write throttling "
 		    "(read P%g %s, goal %s)", s->write.iops, (unsigned long long)g->write_iops_min,
 		    g->read_pct, m, gl);
-	} else if ((double)metric > c->p.tighten_above * (double)g->read_ns) {
+	} else if ((double)metric > c->p.tighten_above * (double)g->read_ns &&
+		   ((double)c->window_metric > c->p.tighten_above * (double)g->read_ns ||
+		    (double)metric > 1.5 * (double)g->read_ns)) {
 		/* Within 10% of the goal counts as at risk: one-second
 		 * percentiles are noisy and the application sees the host
-		 * path on top of the block layer's latency. */
+		 * path on top of the block layer's latency. A near miss must
+		 * show in the window too: one noisy second is not a trend. */
 		tighten(c, s, cur, metric, k_cap, d, m, gl);
-	} else if ((double)metric < c->p.relax_below * (double)g->read_ns) {
+	} else if ((double)metric < c->p.relax_below * (double)g->read_ns &&
+		   (double)c->window_metric < c->p.relax_below * (double)g->read_ns) {
 		if (relax(c, s, cur, d, m, gl))
 			return;
 	} else {
@@ -515,8 +563,14 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		hold_depth(c, s);
 		say(d, "read P%g %s within goal %s", g->read_pct, m, gl);
 	}
-	if (metric <= g->read_ns)
+	if (metric <= g->read_ns) {
 		c->floor_bound = false;
+		/* After a minute without a miss, let growth try again. */
+		if (c->bad_depth && ++c->bad_depth_age >= 60) {
+			c->bad_depth = 0;
+			c->bad_depth_age = 0;
+		}
+	}
 	else if (c->floor_bound)
 		d->state = CTL_INFEASIBLE;	/* the floor and the goal cannot both hold */
 	d->targets.read_ns = protect_read_target(c, s);
@@ -524,10 +578,11 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 	if (c->grow_pulse) {
 		c->grow_pulse = false;
 		d->pulse = true;
+		d->pulse_ns = c->short_pulse ? 120 * 1000000ULL : 0;
 		d->pulse_targets.read_ns = d->targets.read_ns;
 		/* Kyber grows depth d to d * (b + 1) / 4 in integers: bucket 4
 		 * (x5/4) moves depths from 4 up, depths 1..3 need bucket 7 (x2). */
-		double over = s->write.kyber_depth && s->write.kyber_depth < 4 ? 1.9 : 1.1;
+		double over = s->write.kyber_depth && s->write.kyber_depth < 4 && !c->short_pulse ? 1.9 : 1.1;
 
 		d->pulse_targets.write_ns = clamp_target(MAX((double)s->write.total_p99_ns / over,
 							     c->p.write_band_lo * (double)s->write.device_p90_ns));
@@ -574,6 +629,17 @@ static void decide(struct controller *c, const struct ctl_sample *s,
 	d->targets = *cur;
 	d->state = CTL_TRACKING;
 
+	if (workload_shifted(c, s, shift, sizeof(shift))) {
+		c->step = c->p.step_init;
+		c->last_dir = 0;
+		c->relax_streak = c->infeasible_streak = 0;
+		c->probe_pending = c->interference_seen = false;
+		c->o8_strikes = c->o8_hold = 0;
+		c->bad_depth = c->bad_depth_age = 0;
+		forget_window(c);	/* reads of the old workload */
+	} else
+		shift[0] = 0;
+
 	if (g->has_read && estimate_metric(c, s, &metric)) {
 		d->goal_known = true;
 		d->metric_ns = metric;
@@ -585,15 +651,6 @@ static void decide(struct controller *c, const struct ctl_sample *s,
 		say(d, "mode=%s: targets at the open point, nothing throttled", goal_mode_to_string(g->mode));
 		return;
 	}
-
-	if (workload_shifted(c, s, shift, sizeof(shift))) {
-		c->step = c->p.step_init;
-		c->last_dir = 0;
-		c->relax_streak = c->infeasible_streak = 0;
-		c->probe_pending = c->interference_seen = false;
-		c->o8_strikes = c->o8_hold = 0;
-	} else
-		shift[0] = 0;
 
 	learn_write_ref(c, s, *shift != 0);
 	if (!writes_active(s)) {
@@ -702,7 +759,9 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 		copy->goal.mode = GOAL_MODE_LATENCY;
 		decide(copy, s, cur, d);
 		/* Keep only the read window, so the metric keeps accumulating. */
-		memcpy(c->acc, copy->acc, sizeof(c->acc));
+		memcpy(c->ring, copy->ring, sizeof(c->ring));
+		c->ring_n = copy->ring_n;
+		c->ring_i = copy->ring_i;
 		c->acc_n = copy->acc_n;
 		c->have_sig = copy->have_sig;
 		c->sig_writes = copy->sig_writes;
@@ -721,4 +780,6 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	if (d->pulse)
 		never_harmful(s, &d->pulse_targets);
 	settle_write(cur, d);
+	if (d->write)
+		forget_window(c);
 }

@@ -70,6 +70,10 @@ struct controller {
 	double shape;			/* read device P90 / read metric, smoothed */
 	double w_ref_ns, w_ref_iops;	/* writes unthrottled: P99 total, IOPS */
 	uint32_t prev_write_depth;	/* Kyber's write depth one interval ago */
+	/* Lowest write depth at which reads recently missed the goal: growth
+	 * stops short of it; forgotten slowly (bad_depth_age). */
+	uint32_t bad_depth;
+	unsigned bad_depth_age;
 	double step;
 	int last_dir;			/* +1 tightened, -1 relaxed, 0 none yet */
 	unsigned relax_streak;
@@ -80,15 +84,24 @@ struct controller {
 	uint32_t probe_write_depth;
 	bool interference_seen;		/* throttling writes did help reads */
 	bool grow_pulse;		/* this decision lets writes grow briefly */
+	bool short_pulse;		/* ... for about one Kyber evaluation */
 	bool floor_bound;		/* write-iops-min held writes back while the goal was missed */
 	unsigned o8_strikes, o8_hold;
 	double o8_metric;		/* read metric when O-8 was concluded */
 	/* Workload signature for shift detection. */
 	bool have_sig, sig_writes;
 	double sig_read_outstanding;
-	/* Read samples gathered until the goal's percentile is estimable. */
-	hist_t acc;
-	uint64_t acc_n;
+	/*
+	 * Read histograms of the last settled intervals since targets last
+	 * changed: the metric comes from their union (CTL_WINDOW intervals in
+	 * steady state, so one noisy second does not move the targets), a
+	 * clear miss in the newest interval alone acts at once.
+	 */
+#define CTL_WINDOW 3
+	hist_t ring[CTL_WINDOW];
+	unsigned ring_n, ring_i;
+	uint64_t acc_n;			/* reads in the window */
+	uint64_t window_metric;		/* the metric over the whole window */
 };
 
 struct ctl_decision {
@@ -98,6 +111,7 @@ struct ctl_decision {
 	 * a short window in which Kyber grows the writes, then hold. */
 	bool pulse;
 	struct kyber_targets pulse_targets;
+	uint64_t pulse_ns;		/* how long the pulse lasts (0: the settle time) */
 	enum ctl_state state;
 	bool goal_known, goal_met;
 	uint64_t metric_ns;		/* read total latency at the goal's percentile */

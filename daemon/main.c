@@ -9,7 +9,7 @@
 #include "macro.h"
 #include "observe.h"
 #include "parse-util.h"
-#include "tuner.h"
+#include "service.h"
 
 #ifndef KT_VERSION
 #define KT_VERSION "0.1"
@@ -22,13 +22,15 @@ static void help(void)
 	       "Online auto-tuner for the Linux Kyber I/O scheduler.\n"
 	       "\n"
 	       "Modes:\n"
-	       "      --observe DEV        Print latency histograms of DEV (name or /dev path;\n"
-	       "                           repeatable) once per interval, change nothing\n"
-	       "      --foreground --goal DEV:GOAL\n"
-	       "                           Tune DEV's Kyber targets toward GOAL (repeatable),\n"
-	       "                           e.g. --goal nvme0n1:read-p99=100us. GOAL is\n"
+	       "  (default)                The service: tune the devices with goals, serve the\n"
+	       "                           D-Bus API org.kybertune.KyberTune1 on the system bus\n"
+	       "      --goal DEV:GOAL      Tune DEV toward GOAL (repeatable), e.g.\n"
+	       "                           --goal nvme0n1:read-p99=100us. GOAL is\n"
 	       "                           read-pNN=DURATION [write-iops-min=N]\n"
 	       "                           [mode=latency|balanced|throughput|advise]\n"
+	       "      --foreground         Tune the --goal devices without D-Bus\n"
+	       "      --observe DEV        Print latency histograms of DEV (name or /dev path;\n"
+	       "                           repeatable) once per interval, change nothing\n"
 	       "\n"
 	       "Options:\n"
 	       "      --interval DURATION  Interval (default 1s; 10ms..1h; units ns us ms s)\n"
@@ -37,7 +39,7 @@ static void help(void)
 	       "                           the original scheduler and targets)\n"
 	       "      --no-switch-scheduler  Refuse devices not on Kyber (default: switch them to\n"
 	       "                           Kyber and back on exit)\n"
-	       "      --count N            Stop after N intervals (default: until SIGINT/SIGTERM)\n"
+	       "      --count N            --observe: stop after N intervals\n"
 	       "      --json               One JSON object per device and interval on stdout\n"
 	       "      --attach MODE        BPF attach type: auto (default), tp_btf, raw_tp\n"
 	       "      --log-level LEVEL    err, warning, notice, info (default), debug\n"
@@ -45,7 +47,7 @@ static void help(void)
 	       "      --version            Show the version\n"
 	       "\n"
 	       "Signals: SIGINT/SIGTERM stop (and roll back), SIGUSR1 resumes devices that\n"
-	       "someone else changed (state overridden).\n"
+	       "were paused or that someone else changed (state overridden).\n"
 	       "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
 	       "See kyber-tuned(8).\n");
 }
@@ -65,6 +67,16 @@ enum {
 	ARG_NO_SWITCH,
 };
 
+static int parse_interval(const char *arg, uint64_t *ret)
+{
+	int r = parse_duration_ns(arg, 0, ret);
+
+	if (r < 0 || *ret < 10 * NSEC_PER_MSEC || *ret > 3600 * NSEC_PER_SEC)
+		return log_error_errno(-EINVAL, "Invalid --interval '%s': expected a duration from 10ms to "
+				       "1h, with a unit (e.g. 500ms, 1s)", arg);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	static const struct option options[] = {
@@ -83,34 +95,26 @@ int main(int argc, char *argv[])
 		{ "no-switch-scheduler", no_argument, NULL, ARG_NO_SWITCH },
 		{}
 	};
-	struct tuner_options tun = {
-		.interval_ns = NSEC_PER_SEC,
-		.settle_ns = 300 * NSEC_PER_MSEC,
-		.rollback = true,
-		.switch_scheduler = true,
-		.attach = OBSERVER_ATTACH_AUTO,
-		.sysroot = "/sys",
-		.debugfs = "/sys/kernel/debug",
-	};
-	_cleanup_free_ struct tuner_device_spec *specs = NULL;
-	bool foreground = false;
-	char err[512];
 	struct observe_options obs = {
 		.interval_ns = NSEC_PER_SEC,
 		.attach = OBSERVER_ATTACH_AUTO,
 		.sysroot = "/sys",
 		.debugfs = "/sys/kernel/debug",
 	};
+	struct service_options svc = { .bus = true };
+	_cleanup_free_ struct service_goal *goals = NULL;
 	_cleanup_free_ char **devices = NULL;
+	char err[512];
 	int c, r;
 
 	log_set_prefix("kyber-tuned");
+	manager_options_default(&svc.manager);
 	devices = calloc((size_t)argc, sizeof(char *));
-	specs = calloc((size_t)argc, sizeof(*specs));
-	if (!devices || !specs)
+	goals = calloc((size_t)argc, sizeof(*goals));
+	if (!devices || !goals)
 		return 1;
 	obs.devices = devices;
-	tun.devices = specs;
+	svc.goals = goals;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
 		switch (c) {
@@ -118,36 +122,33 @@ int main(int argc, char *argv[])
 			devices[obs.n_devices++] = optarg;
 			break;
 		case ARG_INTERVAL:
-			r = parse_duration_ns(optarg, 0, &obs.interval_ns);
-			if (r < 0 || obs.interval_ns < 10 * NSEC_PER_MSEC || obs.interval_ns > 3600 * NSEC_PER_SEC) {
-				log_error("Invalid --interval '%s': expected a duration from 10ms to 1h, "
-					  "with a unit (e.g. 500ms, 1s)", optarg);
+			if (parse_interval(optarg, &obs.interval_ns) < 0)
 				return 2;
-			}
+			svc.manager.interval_ns = obs.interval_ns;
 			break;
 		case ARG_FOREGROUND:
-			foreground = true;
+			svc.bus = false;
 			break;
 		case ARG_GOAL:
-			if (tuner_parse_device_goal(optarg, &specs[tun.n_devices], err, sizeof(err)) < 0) {
+			if (service_parse_device_goal(optarg, &goals[svc.n_goals], err, sizeof(err)) < 0) {
 				log_error("%s", err);
 				return 2;
 			}
-			tun.n_devices++;
+			svc.n_goals++;
 			break;
 		case ARG_SETTLE:
-			r = parse_duration_ns(optarg, 0, &tun.settle_ns);
-			if (r < 0 || tun.settle_ns > 10 * NSEC_PER_SEC) {
+			r = parse_duration_ns(optarg, 0, &svc.manager.settle_ns);
+			if (r < 0 || svc.manager.settle_ns > 10 * NSEC_PER_SEC) {
 				log_error("Invalid --settle '%s': expected a duration up to 10s, with a unit",
 					  optarg);
 				return 2;
 			}
 			break;
 		case ARG_NO_ROLLBACK:
-			tun.rollback = false;
+			svc.manager.rollback = false;
 			break;
 		case ARG_NO_SWITCH:
-			tun.switch_scheduler = false;
+			svc.manager.switch_scheduler = false;
 			break;
 		case ARG_COUNT:
 			if (parse_u64_strict(optarg, false, &obs.count) < 0 || obs.count == 0) {
@@ -156,13 +157,14 @@ int main(int argc, char *argv[])
 			}
 			break;
 		case ARG_JSON:
-			obs.json = true;
+			obs.json = svc.manager.json = true;
 			break;
 		case ARG_ATTACH:
 			if (observer_attach_from_string(optarg, &obs.attach) < 0) {
 				log_error("Invalid --attach '%s': expected auto, tp_btf or raw_tp", optarg);
 				return 2;
 			}
+			svc.manager.attach = obs.attach;
 			break;
 		case ARG_LOG_LEVEL:
 			r = log_level_from_string(optarg);
@@ -187,33 +189,21 @@ int main(int argc, char *argv[])
 		log_error("Unexpected argument '%s'; see --help", argv[optind]);
 		return 2;
 	}
-	tun.interval_ns = obs.interval_ns;
-	tun.json = obs.json;
-	tun.count = obs.count;
-	tun.attach = obs.attach;
-	if (obs.n_devices && (foreground || tun.n_devices)) {
-		log_error("--observe and --foreground/--goal exclude each other");
+	if (obs.n_devices && (svc.n_goals || !svc.bus)) {
+		log_error("--observe excludes --goal and --foreground");
 		return 2;
 	}
-	if (tun.n_devices && !foreground) {
-		log_error("--goal needs --foreground (the D-Bus service is not built yet)");
-		return 2;
-	}
-	if (foreground && !tun.n_devices) {
-		log_error("--foreground needs at least one --goal DEV:GOAL");
-		return 2;
-	}
-	if (tun.settle_ns >= tun.interval_ns) {
+	if (svc.manager.settle_ns >= svc.manager.interval_ns) {
 		log_error("--settle must be shorter than --interval");
 		return 2;
 	}
-	if (foreground)
-		r = tuner_run(&tun);
-	else if (obs.n_devices)
-		r = observe_run(&obs);
-	else {
-		log_error("Nothing to do: use --observe DEV or --foreground --goal DEV:GOAL; see --help");
+	if (!svc.bus && !svc.n_goals) {
+		log_error("--foreground needs at least one --goal DEV:GOAL");
 		return 2;
 	}
+	if (obs.n_devices)
+		r = observe_run(&obs);
+	else
+		r = service_run(&svc);
 	return r < 0 ? 1 : 0;
 }

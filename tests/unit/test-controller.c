@@ -93,7 +93,7 @@ static void step(struct loop *l)
 		 * final targets, then the next interval. */
 		check_written(&l->s, &l->d.pulse_targets);
 		sim_set_targets(l->sim, l->d.pulse_targets.read_ns, l->d.pulse_targets.write_ns);
-		assert_int_equal(sim_run(l->sim, l->settle_ns, NULL), 0);
+		assert_int_equal(sim_run(l->sim, l->d.pulse_ns ?: l->settle_ns, NULL), 0);
 	}
 	if (l->d.write) {
 		check_written(&l->s, &l->d.targets);

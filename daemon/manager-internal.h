@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Shared between manager.c (the set of devices) and device.c (one device). */
+#pragma once
+
+#include "blockdev.h"
+#include "controller.h"
+#include "interval.h"
+#include "manager.h"
+
+struct recorder;
+struct state_store;
+
+struct device {
+	struct manager *m;
+	struct blockdev dev;
+	char id[160];			/* stable id for persistent state */
+	struct goal goal;
+	unsigned slot;
+	bool watching;
+	struct controller *ctl;
+	struct kyber_saved original;	/* for rollback */
+	bool saved;
+	struct kyber_targets written;	/* what sysfs holds as far as we know */
+	enum ctl_state state;
+	char reason[256];
+	bool overridden, paused;
+	struct kt_snapshot *base, *cur;
+	struct kt_interval *iv;		/* last interval */
+	bool have_interval;
+	struct ctl_decision last;	/* last decision */
+	sd_event_source *settle;
+	bool pulse_pending;		/* final targets to write when settle fires */
+	struct kyber_targets after_pulse;
+	uint64_t changes;
+};
+
+struct manager {
+	struct manager_options o;
+	char *sysroot, *debugfs, *state_dir, *runtime_dir, *record_path;	/* owned copies */
+	sd_event *event;
+	sd_event_source *tick;		/* off while no device is tuned */
+	struct observer *observer;
+	struct device **devs;
+	size_t n_devs;
+	struct manager_callbacks cb;
+	struct recorder *recorder;
+};
+
+/* device.c */
+int device_new(struct manager *m, const struct blockdev *bd, const struct goal *g, struct device **ret,
+	       char *err, size_t errlen);
+/* Rolls back if configured (and not overridden), unwatches, frees. */
+struct device *device_free(struct device *d);
+void device_step(struct device *d);
+void device_set_goal(struct device *d, const struct goal *g);
+void device_pause(struct device *d);
+int device_resume(struct device *d);
+int device_reset(struct device *d);

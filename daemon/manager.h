@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's core: the set of tuned devices, the observer they share,
+ * their timers, and what the outside (D-Bus, config, signals) may ask of
+ * them. Every request returns -errno and, on failure, a sentence for the
+ * caller in err (D-Bus passes it on as the error message).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "controller.h"
+#include "goal.h"
+#include "kyber-sysfs.h"
+#include "observer.h"
+
+struct manager;
+struct device;
+
+struct manager_options {
+	uint64_t interval_ns;		/* control interval (1 s) */
+	uint64_t settle_ns;		/* data discarded after a change (300 ms) */
+	bool rollback;			/* restore scheduler and targets when a device stops */
+	bool switch_scheduler;		/* switch a device with a goal to Kyber */
+	bool json;			/* one JSON object per device and interval on stdout */
+	enum observer_attach attach;
+	unsigned max_devices;		/* observer map sizes (16) */
+	const char *sysroot;		/* "/sys" */
+	const char *debugfs;		/* "/sys/kernel/debug" */
+	const char *state_dir;		/* goals and learned state; NULL: none kept */
+	const char *runtime_dir;	/* originals for crash recovery; NULL: none kept */
+	const char *record_path;	/* flight recorder; NULL: off */
+};
+
+void manager_options_default(struct manager_options *o);
+
+/* Called from the event loop. Any may be NULL. */
+struct manager_callbacks {
+	void (*device_added)(struct device *d, void *userdata);
+	void (*device_removed)(struct device *d, void *userdata);
+	/* After every interval of a device (PropertiesChanged material). */
+	void (*interval)(struct device *d, void *userdata);
+	void (*targets_changed)(struct device *d, const struct kyber_targets *old,
+				const struct kyber_targets *new, const char *reason, void *userdata);
+	void (*goal_violated)(struct device *d, uint64_t metric_ns, uint64_t goal_ns, void *userdata);
+	void *userdata;
+};
+
+/* Loads and attaches the observer. err names the cause on failure. */
+int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o,
+		char *err, size_t errlen);
+/* Stops every device (rolling back as configured) and frees. */
+struct manager *manager_free(struct manager *m);
+void manager_set_callbacks(struct manager *m, const struct manager_callbacks *cb);
+
+/*
+ * Requests. device: a name or /dev path. A goal on a new device starts
+ * tuning it; on a tuned device it replaces the goal. clear_goal restores
+ * the original scheduler and targets and forgets the device. pause stops
+ * writing targets (state paused) and resume starts again from what is in
+ * sysfs then; resume also ends overridden. reset restores the originals,
+ * forgets what was learned and pauses; resume starts afresh.
+ */
+int manager_set_goal(struct manager *m, const char *device, const char *goal_text,
+		     char *err, size_t errlen);
+int manager_clear_goal(struct manager *m, const char *device, char *err, size_t errlen);
+int manager_pause(struct manager *m, const char *device, char *err, size_t errlen);
+int manager_resume(struct manager *m, const char *device, char *err, size_t errlen);
+int manager_reset(struct manager *m, const char *device, char *err, size_t errlen);
+/* resume for every overridden or paused device */
+void manager_resume_all(struct manager *m);
+
+size_t manager_n_devices(const struct manager *m);
+struct device *manager_device(const struct manager *m, size_t i);
+/* By name or /dev path; NULL if not tuned. */
+struct device *manager_find(const struct manager *m, const char *device);
+
+/* What a device looks like now. */
+struct device_op_status {
+	double iops;
+	uint64_t p50_ns, p99_ns;	/* total latency, last interval; 0: none */
+	uint32_t depth;			/* Kyber's depth; 0: unknown */
+};
+
+struct device_status {
+	const char *name;
+	const char *id;			/* stable id (WWID, serial+model, or the name) */
+	char scheduler[SCHED_NAME_MAX];
+	char goal[GOAL_TEXT_MAX];
+	enum ctl_state state;
+	const char *reason;
+	struct kyber_targets current;
+	struct kyber_saved original;
+	uint64_t interval_ns;		/* 0: no interval yet */
+	uint64_t metric_ns;		/* the goal's read percentile; 0: unknown */
+	int goal_met;			/* -1: unknown */
+	struct device_op_status read, write;
+	uint64_t changes;		/* targets written since tuning started */
+};
+
+void device_get_status(const struct device *d, struct device_status *out);
+const char *device_name(const struct device *d);
+/* Last interval's total-latency histogram of an op (KT_OP_READ,
+ * KT_OP_WRITE), KT_HIST_BUCKETS buckets; NULL before the first interval. */
+const __u64 *device_last_hist(const struct device *d, int op);
