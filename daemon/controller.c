@@ -98,7 +98,6 @@ void controller_relearn(struct controller *c)
 	c->o8_hold = 0;
 	c->have_sig = false;
 	c->ring_n = c->ring_i = 0;
-	c->window_metric = 0;
 	c->acc_n = 0;
 	c->window_metric = 0;
 }
@@ -413,7 +412,8 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 	const char *rel = metric > g->read_ns ? "above" : "close to";
 
 	c->relax_streak = 0;
-	if (s->write.kyber_depth && metric > g->read_ns &&
+	/* Only a whole interval at one depth says that depth is too much. */
+	if (s->write.kyber_depth && s->write.kyber_depth == c->prev_write_depth && metric > g->read_ns &&
 	    (!c->bad_depth || s->write.kyber_depth < c->bad_depth)) {
 		c->bad_depth = s->write.kyber_depth;
 		c->bad_depth_age = 0;
