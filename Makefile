@@ -40,6 +40,8 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 
 LIBS_DAEMON := $(shell $(PKG_CONFIG) --libs libbpf libsystemd libcap libprotobuf-c inih 2>/dev/null)
+# The CLI: sd-bus client and the flight-recorder decoder only.
+LIBS_TUNECTL := $(shell $(PKG_CONFIG) --libs libsystemd libprotobuf-c 2>/dev/null)
 CFLAGS_FUSE := $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 
@@ -47,13 +49,16 @@ LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 # Pure modules: no I/O beyond what their callers hand them; linked into unit
 # tests without root.
 PURE_SRCS := daemon/hist.c daemon/parse-util.c daemon/interval.c \
-	daemon/report.c daemon/goal.c daemon/controller.c daemon/ctl-sample.c
+	daemon/report.c daemon/goal.c daemon/controller.c daemon/ctl-metric.c daemon/ctl-protect.c daemon/ctl-sample.c
 # Modules that touch the system.
-SYS_SRCS := daemon/log.c daemon/observer.c daemon/kyber-sysfs.c \
+SYS_SRCS := daemon/log.c daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/observe.c daemon/manager.c daemon/device.c \
-	daemon/service.c
+	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/record.c \
+	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(PURE_SRCS) $(SYS_SRCS)
-TUNECTL_SRCS := daemon/tunectl.c daemon/log.c daemon/parse-util.c
+TUNECTL_SRCS := daemon/tunectl.c daemon/tunectl-bus.c daemon/tunectl-monitor.c \
+	daemon/tunectl-replay.c daemon/tunectl-format.c daemon/log.c daemon/parse-util.c \
+	daemon/hist.c daemon/record.c
 
 BPF_SRCS := bpf/kyber_observer.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -64,16 +69,19 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-goal test-controller
+	test-kyber-sim test-goal test-controller test-conf test-state test-tunectl-format
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard daemon/*.h bpf/*.h)
+# Man pages, from scdoc sources: build/man/kyber-tuned.8 and so on.
+SCDOC ?= scdoc
+MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps check unit-test kernel-test demo bench bench-observer clean lint
+.PHONY: all deps check unit-test kernel-test demo bench bench-observer clean lint fuzz man install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
-all: $(BUILD)/kyber-tuned $(BUILD)/kyber-tunectl $(BUILD)/flashsim $(PROTO_C)
+all: $(BUILD)/kyber-tuned $(BUILD)/kyber-tunectl $(BUILD)/flashsim $(PROTO_C) $(MAN_PAGES)
 
 # ---------------------------------------------------------------- deps
 # Skips apt entirely when everything is installed already.
@@ -120,8 +128,8 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
 $(BUILD)/kyber-tuned: $(patsubst %.c,$(BUILD)/obj/%.o,$(DAEMON_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) -lm
 
-$(BUILD)/kyber-tunectl: $(patsubst %.c,$(BUILD)/obj/%.o,$(TUNECTL_SRCS))
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) -lm
+$(BUILD)/kyber-tunectl: $(patsubst %.c,$(BUILD)/obj/%.o,$(TUNECTL_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_TUNECTL) -lm
 
 # The flash-model test device (tests/flashsim/).
 FLASHSIM_SRCS := $(wildcard tests/flashsim/*.c)
@@ -132,6 +140,13 @@ $(BUILD)/flashsim: $(FLASHSIM_SRCS) $(FLASHSIM_HDRS) | $(BUILD)
 
 $(BUILD) $(BUILD)/gen:
 	mkdir -p $@
+
+# ---------------------------------------------------------------- man pages
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	$(SCDOC) < $< > $@
+
+man: $(MAN_PAGES)
 
 # ---------------------------------------------------------------- tests
 # Unit tests link only pure modules (plus the sysfs module against a fake
@@ -144,16 +159,60 @@ SIM_SRCS := tests/sim/kyber-sim.c tests/sim/sim-blk.c tests/sim/sim-kyber.c \
 	tests/sim/sim-device.c tests/sim/sim-heap.c
 $(BUILD)/tests/test-kyber-sim: tests/unit/test-kyber-sim.c $(SIM_SRCS) daemon/hist.c $(wildcard tests/sim/*.h)
 $(BUILD)/tests/test-goal: tests/unit/test-goal.c daemon/goal.c daemon/parse-util.c
-$(BUILD)/tests/test-controller: tests/unit/test-controller.c daemon/controller.c daemon/goal.c \
+$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/goal.c daemon/parse-util.c \
+	daemon/log.c daemon/kyber-sysfs.c
+$(BUILD)/tests/test-conf: TEST_LIBS := -linih
+$(BUILD)/tests/test-controller: tests/unit/test-controller.c daemon/controller.c daemon/ctl-metric.c daemon/ctl-protect.c daemon/goal.c \
 	daemon/hist.c daemon/parse-util.c $(SIM_SRCS) $(wildcard tests/sim/*.h)
+$(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/record.c $(PROTO_C)
+$(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
 $(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c daemon/hist.c daemon/parse-util.c
+$(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c daemon/tunectl-format.c daemon/hist.c \
+	daemon/parse-util.c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Itests/sim -std=gnu11 $(WARN) $(SAN_FLAGS) -o $@ $(filter %.c,$^) -lcmocka -lm
+	$(CC) $(CPPFLAGS_ALL) -Itests/sim -std=gnu11 $(WARN) $(SAN_FLAGS) -o $@ $(filter %.c,$^) -lcmocka -lm $(TEST_LIBS)
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+# libFuzzer harnesses (clang, ASan/UBSan), each run for FUZZ_SECONDS on a
+# copy of its seed corpus tests/fuzz/corpus/NAME (NAME: the fuzzer without
+# "fuzz-"), so what a run finds stays in $(BUILD); a crash, leak, timeout or
+# sanitizer report fails. A new harness: add it to FUZZERS and give it a
+# <fuzzer>_SRCS line (and <fuzzer>_LIBS if needed) before the foreach.
+FUZZ_SECONDS ?= 20
+FUZZERS := fuzz-goal fuzz-conf fuzz-state
+FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+fuzz-goal_SRCS := tests/fuzz/fuzz-goal.c daemon/goal.c daemon/parse-util.c
+fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/goal.c daemon/parse-util.c \
+	daemon/log.c daemon/kyber-sysfs.c
+fuzz-conf_LIBS := -linih
+fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/record.c $(PROTO_C)
+fuzz-state_LIBS := -lprotobuf-c
+$(foreach f,$(FUZZERS),$(eval $(BUILD)/fuzz/$(f): $($(f)_SRCS)))
+
+$(BUILD)/fuzz/%: $(HEADERS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^) $($*_LIBS)
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZERS); do \
+		corpus=$(BUILD)/fuzz/corpus/$${f#fuzz-}; \
+		rm -rf $$corpus && mkdir -p $$corpus && cp tests/fuzz/corpus/$${f#fuzz-}/* $$corpus/; \
+		dict=; if [ -f tests/fuzz/$$f.dict ]; then dict=-dict=tests/fuzz/$$f.dict; fi; \
+		echo "== $$f for $(FUZZ_SECONDS)s"; \
+		if ! $(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -timeout=5 $$dict \
+			-artifact_prefix=$(BUILD)/fuzz/$$f- $$corpus >$(BUILD)/fuzz/$$f.log 2>&1; then \
+			tail -n 60 $(BUILD)/fuzz/$$f.log; \
+			echo "$$f failed: reproducer in $(BUILD)/fuzz/$$f-*, log in $(BUILD)/fuzz/$$f.log" >&2; \
+			exit 1; \
+		fi; \
+		grep -E '^(Done|#[0-9]+.*DONE)' $(BUILD)/fuzz/$$f.log | tail -n 1; \
+	done
 
 # Real-kernel tests: BPF, loop devices, FUSE, fio. Need root.
 kernel-test: all
@@ -162,6 +221,7 @@ kernel-test: all
 check: deps
 	$(MAKE) all
 	$(MAKE) unit-test
+	$(MAKE) fuzz
 	$(MAKE) kernel-test
 
 demo: deps
@@ -179,6 +239,71 @@ bench-observer: deps
 lint:
 	shellcheck .ci/run
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -I daemon -I bpf daemon
+
+# ---------------------------------------------------------------- install
+# "make install DESTDIR=/tmp/stage" stages; PREFIX=/usr/local moves the
+# programs, units and data (the configuration stays in /etc). An existing
+# configuration is never overwritten.
+PREFIX ?= /usr
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DBUS_POLICYDIR ?= $(PREFIX)/share/dbus-1/system.d
+DBUS_SERVICEDIR ?= $(PREFIX)/share/dbus-1/system-services
+POLKIT_ACTIONDIR ?= $(PREFIX)/share/polkit-1/actions
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+INSTALL ?= install
+# Files of the D-Bus/polkit integration: source, then installed directory.
+BUS_FILES := systemd/org.kybertune.KyberTune1.conf:$(DBUS_POLICYDIR) \
+	systemd/org.kybertune.KyberTune1.service:$(DBUS_SERVICEDIR) \
+	systemd/org.kybertune.KyberTune1.policy:$(POLKIT_ACTIONDIR)
+
+install: $(BUILD)/kyber-tuned $(BUILD)/kyber-tunectl $(MAN_PAGES)
+	$(INSTALL) -D -m 0755 $(BUILD)/kyber-tuned $(DESTDIR)$(SBINDIR)/kyber-tuned
+	$(INSTALL) -D -m 0755 $(BUILD)/kyber-tunectl $(DESTDIR)$(BINDIR)/kyber-tunectl
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(UNITDIR)
+	sed 's|^ExecStart=/usr/sbin/kyber-tuned|ExecStart=$(SBINDIR)/kyber-tuned|' \
+		systemd/kyber-tuned.service > $(DESTDIR)$(UNITDIR)/kyber-tuned.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/kyber-tuned.service
+	@set -e; for f in $(BUS_FILES); do \
+		src=$${f%%:*}; dir=$${f#*:}; \
+		if [ -f $$src ]; then \
+			echo "$(INSTALL) -D -m 0644 $$src $(DESTDIR)$$dir/$${src##*/}"; \
+			$(INSTALL) -D -m 0644 $$src $(DESTDIR)$$dir/$${src##*/}; \
+		else echo "make install: $$src missing, skipped" >&2; fi; \
+	done
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/conf.d
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf ]; then \
+		echo "make install: keeping $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf"; \
+	else \
+		echo "$(INSTALL) -m 0644 systemd/kyber-tuned.conf $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf"; \
+		$(INSTALL) -m 0644 systemd/kyber-tuned.conf $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf; \
+	fi
+	@set -e; for m in $(MAN_PAGES); do \
+		sec=$${m##*.}; \
+		echo "$(INSTALL) -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$${m##*/}"; \
+		$(INSTALL) -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$${m##*/}; \
+	done
+	$(INSTALL) -D -m 0644 docs/completion/kyber-tunectl $(DESTDIR)$(COMPLETIONDIR)/kyber-tunectl
+
+# Leaves a configuration that differs from the shipped example, and
+# anything in conf.d.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/kyber-tuned $(DESTDIR)$(BINDIR)/kyber-tunectl \
+		$(DESTDIR)$(UNITDIR)/kyber-tuned.service \
+		$(DESTDIR)$(DBUS_POLICYDIR)/org.kybertune.KyberTune1.conf \
+		$(DESTDIR)$(DBUS_SERVICEDIR)/org.kybertune.KyberTune1.service \
+		$(DESTDIR)$(POLKIT_ACTIONDIR)/org.kybertune.KyberTune1.policy \
+		$(DESTDIR)$(COMPLETIONDIR)/kyber-tunectl \
+		$(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	@if cmp -s systemd/kyber-tuned.conf $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf ]; then \
+		echo "make uninstall: keeping the modified $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf"; \
+	fi
+	rmdir $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/conf.d $(DESTDIR)$(SYSCONFDIR)/kyber-tuned 2>/dev/null || true
 
 clean:
 	rm -rf $(BUILD)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The configuration: /etc/kyber-tuned/kyber-tuned.conf and drop-ins
- * /etc/kyber-tuned/conf.d/*.conf (in lexical order, later wins), parsed
+ * The configuration: /etc/kyber-tuned/kyber-tuned.conf and the drop-ins
+ * in /etc/kyber-tuned/conf.d, every *.conf (in lexical order, later wins), parsed
  * with libinih. See kyber-tuned.conf(5). An unknown section or key, or a
  * bad value, is a warning naming FILE:LINE; the rest still loads.
  */

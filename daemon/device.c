@@ -11,6 +11,7 @@
 #include "log.h"
 #include "manager-internal.h"
 #include "parse-util.h"
+#include "record.h"
 #include "report.h"
 
 static void format_targets(char *buf, size_t n, const struct kyber_targets *t)
@@ -44,8 +45,8 @@ static void format_observed(char *buf, size_t n, const struct device *d, const s
 static void set_state(struct device *d, enum ctl_state st, const char *reason)
 {
 	if (st != d->state)
-		log_info("%s: %s -> %s: %s", d->dev.name, ctl_state_to_string(d->state),
-			 ctl_state_to_string(st), reason);
+		log_dev_event(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_STATE_CHANGED, "%s -> %s: %s",
+			      ctl_state_to_string(d->state), ctl_state_to_string(st), reason);
 	d->state = st;
 	snprintf(d->reason, sizeof(d->reason), "%s", reason);
 }
@@ -55,7 +56,7 @@ static int write_targets(struct device *d, const struct kyber_targets *t)
 	int r = kyber_sysfs_write_targets(d->m->o.sysroot, d->dev.name, t);
 
 	if (r < 0)
-		return log_warning_errno(r, "%s: failed to write targets: %m", d->dev.name);
+		return log_dev_warning_errno(d->dev.name, r, "failed to write targets: %m");
 	d->written = *t;
 	return 0;
 }
@@ -73,7 +74,7 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 	/* The first Kyber window after a change mixes old and new buckets:
 	 * start the next interval here. */
 	if (observer_snapshot(d->m->observer, d->slot, d->base) < 0)
-		log_warning("%s: failed to read counters after a change", d->dev.name);
+		log_dev_warning(d->dev.name, "failed to read counters after a change");
 	d->settle = sd_event_source_disable_unref(d->settle);
 	return 0;
 }
@@ -99,7 +100,8 @@ static bool check_override(struct device *d)
 		return false;
 	d->overridden = true;
 	set_state(d, CTL_OVERRIDDEN, why);
-	log_notice("%s: %s; not touching it until resumed", d->dev.name, why);
+	log_dev_event(LOG_LEVEL_NOTICE, d->dev.name, LOG_MESSAGE_OVERRIDDEN, "%s; not touching it until resumed",
+		      why);
 	return true;
 }
 
@@ -131,23 +133,75 @@ static void report(struct device *d, bool changed)
 	fflush(stdout);
 }
 
+/* What was learned, for the next start: the targets in force and the
+ * writes' unthrottled latency and rate. */
+static void remember_targets(struct device *d, const struct kyber_targets *t)
+{
+	struct state_device *sd = state_find(&d->m->state, d->id), e = {};
+	struct timespec ts;
+
+	if (sd)
+		e = *sd;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e.id = d->id;
+	e.name = d->dev.name;
+	e.read_target_ns = t->read_ns;
+	e.write_target_ns = t->write_ns;
+	e.write_ref_p99_ns = (uint64_t)d->ctl->w_ref_ns;
+	e.write_ref_iops = d->ctl->w_ref_iops;
+	e.updated_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (state_put(&d->m->state, &e) == 0)
+		manager_save_state(d->m);
+}
+
+/* The journal fields of a target change: what was, what is, what was seen
+ * and why (journalctl MESSAGE_ID=... -o verbose shows them). */
+struct change_fields {
+	char buf[11][360];
+	const char *v[12];
+};
+
+static const char *const *change_fields(struct change_fields *f, const struct ctl_sample *s,
+					const struct ctl_decision *dec, const struct kyber_targets *old,
+					const struct kyber_targets *new)
+{
+	size_t n = 0;
+
+#define FIELD(...) do { snprintf(f->buf[n], sizeof(f->buf[n]), __VA_ARGS__); f->v[n] = f->buf[n]; n++; } while (0)
+	FIELD("KYBER_OLD_READ_TARGET_NSEC=%llu", (unsigned long long)old->read_ns);
+	FIELD("KYBER_OLD_WRITE_TARGET_NSEC=%llu", (unsigned long long)old->write_ns);
+	FIELD("KYBER_READ_TARGET_NSEC=%llu", (unsigned long long)new->read_ns);
+	FIELD("KYBER_WRITE_TARGET_NSEC=%llu", (unsigned long long)new->write_ns);
+	FIELD("KYBER_READ_P99_NSEC=%llu", (unsigned long long)s->read.total_p99_ns);
+	FIELD("KYBER_WRITE_P99_NSEC=%llu", (unsigned long long)s->write.total_p99_ns);
+	FIELD("KYBER_READ_IOPS=%.0f", s->read.iops);
+	FIELD("KYBER_WRITE_IOPS=%.0f", s->write.iops);
+	FIELD("KYBER_GOAL_METRIC_NSEC=%llu", (unsigned long long)dec->metric_ns);
+	FIELD("KYBER_STATE=%s", ctl_state_to_string(dec->state));
+	FIELD("KYBER_REASON=%s", dec->reason);
+#undef FIELD
+	f->v[n] = NULL;
+	return f->v;
+}
+
 /* Write what the controller decided (a pulse first, if any). */
 static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl_decision *dec)
 {
 	struct manager *m = d->m;
 	char old[48], new[48], obs[320];
 	struct kyber_targets before = d->written;
+	struct change_fields fields;
 	uint64_t now;
 
 	format_observed(obs, sizeof(obs), d, s, dec);
 	format_targets(old, sizeof(old), &d->written);
 	format_targets(new, sizeof(new), &dec->targets);
 	if (!dec->write) {
-		log_debug("%s: [%s] targets %s; %s; %s", d->dev.name, ctl_state_to_string(dec->state),
+		log_dev_debug(d->dev.name, "[%s] targets %s; %s; %s", ctl_state_to_string(dec->state),
 			  old, obs, dec->reason);
 		if (dec->state == CTL_ADVISE && (dec->targets.read_ns != d->written.read_ns ||
 						 dec->targets.write_ns != d->written.write_ns))
-			log_info("%s: advise: would set targets %s -> %s; %s; %s", d->dev.name, old, new,
+			log_dev_info(d->dev.name, "advise: would set targets %s -> %s; %s; %s", old, new,
 				 obs, dec->reason);
 		return false;
 	}
@@ -157,19 +211,25 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 		char p[48];
 
 		format_targets(p, sizeof(p), &dec->pulse_targets);
-		log_info("%s: targets %s -> %s for %llu ms, then %s; %s; %s", d->dev.name, old, p,
-			 (unsigned long long)((dec->pulse_ns ?: m->o.settle_ns) / 1000000), new, obs, dec->reason);
+		log_dev_event_fields(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_TARGETS_CHANGED,
+				     change_fields(&fields, s, dec, &before, &dec->pulse_targets),
+				     "targets %s -> %s for %llu ms, then %s; %s; %s", old, p,
+				     (unsigned long long)((dec->pulse_ns ?: m->o.settle_ns) / 1000000), new,
+				     obs, dec->reason);
 		d->after_pulse = dec->targets;
 		d->pulse_pending = true;
 	} else
-		log_info("%s: targets %s -> %s; %s; %s", d->dev.name, old, new, obs, dec->reason);
+		log_dev_event_fields(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_TARGETS_CHANGED,
+				     change_fields(&fields, s, dec, &before, &dec->targets),
+				     "targets %s -> %s; %s; %s", old, new, obs, dec->reason);
 	d->changes++;
 	sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 	d->settle = sd_event_source_disable_unref(d->settle);
 	if (sd_event_add_time(m->event, &d->settle, CLOCK_MONOTONIC,
 			      now + (dec->pulse && dec->pulse_ns ? dec->pulse_ns : m->o.settle_ns) / 1000, 1000,
 			      on_settled, d) < 0)
-		log_warning("%s: failed to arm the settle timer", d->dev.name);
+		log_dev_warning(d->dev.name, "failed to arm the settle timer");
+	remember_targets(d, &dec->targets);
 	if (m->cb.targets_changed)
 		m->cb.targets_changed(d, &before, &dec->targets, dec->reason, m->cb.userdata);
 	return true;
@@ -185,6 +245,56 @@ static void fill_depths(const struct device *d, struct kt_interval *iv)
 	}
 }
 
+static void op_summary(const struct kt_op_interval *o, uint32_t depth, Kybertune__OpSummary *out)
+{
+	const struct kt_lat_summary *t = &o->lat[KT_LAT_TOTAL], *dv = &o->lat[KT_LAT_DEVICE];
+
+	kybertune__op_summary__init(out);
+	out->iops = o->iops;
+	out->completed = o->completed;
+	out->depth = depth;
+	if (t->count) {
+		out->p50_ns = t->pct[KT_P50];
+		out->p90_ns = t->pct[KT_P90];
+		out->p99_ns = t->pct[KT_P99];
+		out->p999_ns = t->pct[KT_P999];
+		out->mean_ns = t->mean_ns;
+	}
+	if (dv->count) {
+		out->device_p90_ns = dv->pct[KT_P90];
+		out->device_p99_ns = dv->pct[KT_P99];
+	}
+}
+
+/* One flight-recorder record for this interval. */
+static void record_interval(struct device *d, bool changed)
+{
+	Kybertune__IntervalRecord rec = KYBERTUNE__INTERVAL_RECORD__INIT;
+	Kybertune__OpSummary rd, wr;
+	char goal[GOAL_TEXT_MAX];
+	struct timespec ts;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	op_summary(&d->iv->op[KT_OP_READ], d->iv->kyber_depth[KT_OP_READ], &rd);
+	op_summary(&d->iv->op[KT_OP_WRITE], d->iv->kyber_depth[KT_OP_WRITE], &wr);
+	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	rec.device = d->dev.name;
+	rec.interval_ns = d->iv->duration_ns;
+	rec.goal = goal_format(&d->goal, goal, sizeof(goal));
+	rec.state = (char *)ctl_state_to_string(d->state);
+	rec.reason = d->reason;
+	rec.read_target_ns = d->written.read_ns;
+	rec.write_target_ns = d->written.write_ns;
+	rec.changed = changed;
+	rec.metric_ns = d->last.goal_known ? d->last.metric_ns : 0;
+	rec.read = &rd;
+	rec.write = &wr;
+	r = recorder_append(d->m->recorder, &rec);
+	if (r < 0)
+		log_dev_warning_errno(d->dev.name, r, "failed to append to the flight recorder: %m");
+}
+
 void device_step(struct device *d)
 {
 	struct manager *m = d->m;
@@ -197,7 +307,7 @@ void device_step(struct device *d)
 		return;	/* a change is settling: this interval is not clean */
 	if (observer_snapshot(m->observer, d->slot, d->cur) < 0 ||
 	    interval_compute(d->base, d->cur, d->iv) < 0) {
-		log_warning("%s: failed to read counters", d->dev.name);
+		log_dev_warning(d->dev.name, "failed to read counters");
 		return;
 	}
 	x = d->base;
@@ -220,6 +330,8 @@ void device_step(struct device *d)
 	}
 	if (m->o.json)
 		report(d, changed);
+	if (m->recorder)
+		record_interval(d, changed);
 	if (m->cb.interval)
 		m->cb.interval(d, m->cb.userdata);
 }
@@ -245,7 +357,7 @@ static int start_kyber(struct device *d, char *err, size_t errlen)
 			snprintf(err, errlen, "Failed to restart Kyber on %s: %s", d->dev.name, strerror(-r));
 			return r;
 		}
-		log_info("%s: restarted Kyber to start from known depths", d->dev.name);
+		log_dev_info(d->dev.name, "restarted Kyber to start from known depths");
 		return 0;
 	}
 	if (!o->switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE) {
@@ -259,12 +371,52 @@ static int start_kyber(struct device *d, char *err, size_t errlen)
 		snprintf(err, errlen, "Failed to switch %s to Kyber: %s", d->dev.name, strerror(-r));
 		return r;
 	}
-	log_info("%s: scheduler %s -> kyber", d->dev.name, d->original.scheduler);
+	log_dev_info(d->dev.name, "scheduler %s -> kyber", d->original.scheduler);
 	return 0;
 }
 
-int device_new(struct manager *m, const struct blockdev *bd, const struct goal *g, struct device **ret,
-	       char *err, size_t errlen)
+/*
+ * The original scheduler and targets: what a previous instance recorded
+ * if it was tuning this device when it died (sysfs holds its tuning now),
+ * else what sysfs holds. Recorded in the runtime directory before anything
+ * changes, so that a crash cannot lose them.
+ */
+static int save_original(struct device *d, char *err, size_t errlen)
+{
+	struct manager *m = d->m;
+	struct original *prev = originals_find(&m->originals, d->id), e;
+	int r;
+
+	if (prev) {
+		memset(&d->original, 0, sizeof(d->original));
+		snprintf(d->original.scheduler, sizeof(d->original.scheduler), "%s", prev->scheduler);
+		d->original.was_kyber = prev->was_kyber;
+		d->original.targets.read_ns = prev->read_target_ns;
+		d->original.targets.write_ns = prev->write_target_ns;
+		log_dev_info(d->dev.name, "was tuned by a previous instance; its originals are scheduler %s",
+			 prev->scheduler);
+		d->saved = true;
+		return 0;
+	}
+	r = kyber_sysfs_save(m->o.sysroot, d->dev.name, &d->original);
+	if (r < 0) {
+		snprintf(err, errlen, "Failed to read the scheduler and targets of %s: %s", d->dev.name,
+			 strerror(-r));
+		return r;
+	}
+	d->saved = true;
+	e = (struct original) {
+		.id = d->id, .name = d->dev.name, .scheduler = d->original.scheduler,
+		.was_kyber = d->original.was_kyber, .read_target_ns = d->original.targets.read_ns,
+		.write_target_ns = d->original.targets.write_ns,
+	};
+	if (originals_put(&m->originals, &e) == 0)
+		manager_save_originals(m);
+	return 0;
+}
+
+int device_new(struct manager *m, const struct blockdev *bd, const struct goal *g,
+	       enum goal_source source, struct device **ret, char *err, size_t errlen)
 {
 	const struct manager_options *o = &m->o;
 	char goal[GOAL_TEXT_MAX], tg[48];
@@ -280,6 +432,7 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 	d->m = m;
 	d->dev = *bd;
 	d->goal = *g;
+	d->source = source;
 	d->state = CTL_LEARNING;
 	snprintf(d->reason, sizeof(d->reason), "starting");
 	blockdev_stable_id(o->sysroot, bd, d->id, sizeof(d->id));
@@ -293,13 +446,9 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 	}
 	controller_init(d->ctl, &d->goal, NULL);
 
-	r = kyber_sysfs_save(o->sysroot, d->dev.name, &d->original);
-	if (r < 0) {
-		snprintf(err, errlen, "Failed to read the scheduler and targets of %s: %s", d->dev.name,
-			 strerror(-r));
+	r = save_original(d, err, errlen);
+	if (r < 0)
 		goto fail;
-	}
-	d->saved = true;
 	r = start_kyber(d, err, errlen);
 	if (r < 0)
 		goto fail;
@@ -318,7 +467,7 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 	if (g->mode == GOAL_MODE_ADVISE)
 		set_state(d, CTL_ADVISE, "mode=advise: decisions are reported, nothing is written");
 	format_targets(tg, sizeof(tg), &d->written);
-	log_info("%s: tuning toward %s (targets now %s)", d->dev.name, goal_format(g, goal, sizeof(goal)), tg);
+	log_dev_info(d->dev.name, "tuning toward %s (targets now %s)", goal_format(g, goal, sizeof(goal)), tg);
 	*ret = d;
 	return 0;
 fail:
@@ -326,21 +475,39 @@ fail:
 	return r;
 }
 
+bool device_present(struct device *d)
+{
+	struct blockdev now;
+	char err[256];
+
+	if (blockdev_resolve(d->m->o.sysroot, d->dev.name, &now, err, sizeof(err)) == 0 &&
+	    now.kdev == d->dev.kdev)
+		return true;
+	d->gone = true;
+	return false;
+}
+
 static void restore(struct device *d)
 {
 	int r;
 
-	if (!d->saved || !d->m->o.rollback || d->goal.mode == GOAL_MODE_ADVISE)
+	if (!d->saved)
+		return;
+	/* Stopping cleanly: whatever happens next, no later instance should
+	 * restore this device for us. */
+	originals_remove(&d->m->originals, d->id);
+	manager_save_originals(d->m);
+	if (!d->m->o.rollback || d->goal.mode == GOAL_MODE_ADVISE || d->gone)
 		return;
 	if (d->overridden) {
-		log_notice("%s: overridden by someone else: leaving it as it is", d->dev.name);
+		log_dev_notice(d->dev.name, "overridden by someone else: leaving it as it is");
 		return;
 	}
 	r = kyber_sysfs_restore(d->m->o.sysroot, d->dev.name, &d->original);
 	if (r < 0)
-		log_error_errno(r, "%s: failed to restore scheduler %s: %m", d->dev.name, d->original.scheduler);
+		log_dev_error_errno(d->dev.name, r, "failed to restore scheduler %s: %m", d->original.scheduler);
 	else
-		log_info("%s: restored scheduler %s%s", d->dev.name, d->original.scheduler,
+		log_dev_event(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_RESTORED, "restored scheduler %s%s", d->original.scheduler,
 			 d->original.was_kyber ? " and its targets" : "");
 }
 
@@ -367,7 +534,7 @@ void device_set_goal(struct device *d, const struct goal *g)
 	d->goal = *g;
 	controller_init(d->ctl, g, NULL);
 	set_state(d, g->mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "new goal");
-	log_info("%s: goal now %s", d->dev.name, goal_format(g, goal, sizeof(goal)));
+	log_dev_info(d->dev.name, "goal now %s", goal_format(g, goal, sizeof(goal)));
 }
 
 void device_pause(struct device *d)

@@ -168,3 +168,9 @@ char *goal_format(const struct goal *g, char *buf, size_t n)
 	snprintf(buf + MIN(used, n - 1), n - MIN(used, n - 1), "mode=%s", goal_mode_to_string(g->mode));
 	return buf;
 }
+
+bool goal_equal(const struct goal *a, const struct goal *b)
+{
+	return a->has_read == b->has_read && a->read_pct == b->read_pct && a->read_ns == b->read_ns &&
+	       a->write_iops_min == b->write_iops_min && a->mode == b->mode;
+}

@@ -40,3 +40,5 @@ int goal_parse(const char *text, struct goal *out, char *err, size_t errlen);
 /* Canonical text, parseable again: "read-p99=2ms write-iops-min=20000 mode=latency". */
 char *goal_format(const struct goal *g, char *buf, size_t n);
 const char *goal_mode_to_string(enum goal_mode m);
+/* The same goal (field by field; padding aside). */
+bool goal_equal(const struct goal *a, const struct goal *b);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -7,6 +8,7 @@
 
 static int max_level = LOG_LEVEL_INFO;
 static const char *log_prefix;
+static log_sink_t sink;
 
 void log_set_max_level(int level)
 {
@@ -40,28 +42,41 @@ int log_level_from_string(const char *s)
 	return -EINVAL;
 }
 
-int log_internalv(int level, int error, const char *fmt, va_list ap)
+void log_set_sink(log_sink_t s)
+{
+	sink = s;
+}
+
+int log_internalv(int level, int error, const struct log_meta *meta, const char *fmt, va_list ap)
 {
 	int e = error < 0 ? -error : error;
+	char msg[2048];
 
-	if (level <= max_level) {
-		/* %m in fmt refers to the error passed in, not a stale errno. */
-		errno = e;
+	if (level > max_level)
+		return error < 0 ? error : -e;
+	/* %m in fmt refers to the error passed in, not a stale errno. */
+	errno = e;
+	if (sink) {
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		sink(level, e, meta, msg);
+	} else {
 		if (log_prefix)
 			fprintf(stderr, "%s: ", log_prefix);
+		if (meta && meta->device)
+			fprintf(stderr, "%s: ", meta->device);
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
 	}
 	return error < 0 ? error : -e;
 }
 
-int log_internal(int level, int error, const char *fmt, ...)
+int log_internal_meta(int level, int error, const struct log_meta *meta, const char *fmt, ...)
 {
 	va_list ap;
 	int r;
 
 	va_start(ap, fmt);
-	r = log_internalv(level, error, fmt, ap);
+	r = log_internalv(level, error, meta, fmt, ap);
 	va_end(ap);
 	return r;
 }

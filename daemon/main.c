@@ -3,9 +3,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
+#include "conf.h"
 #include "log.h"
+#include "log-journal.h"
 #include "macro.h"
 #include "observe.h"
 #include "parse-util.h"
@@ -39,6 +45,14 @@ static void help(void)
 	       "                           the original scheduler and targets)\n"
 	       "      --no-switch-scheduler  Refuse devices not on Kyber (default: switch them to\n"
 	       "                           Kyber and back on exit)\n"
+	       "      --config FILE        Configuration, and the drop-ins in conf.d/*.conf beside\n"
+	       "                           it (service default: " CONF_PATH "\n"
+	       "                           and " CONF_DROPIN_DIR "/*.conf); --config= for none\n"
+	       "      --state-dir DIR      Goals set at run time and learned state (service\n"
+	       "                           default: $STATE_DIRECTORY or /var/lib/kyber-tuned)\n"
+	       "      --runtime-dir DIR    Originals for crash recovery (service default:\n"
+	       "                           $RUNTIME_DIRECTORY or /run/kyber-tuned)\n"
+	       "      --record FILE        Flight recorder: one record per device and interval\n"
 	       "      --count N            --observe: stop after N intervals\n"
 	       "      --json               One JSON object per device and interval on stdout\n"
 	       "      --attach MODE        BPF attach type: auto (default), tp_btf, raw_tp\n"
@@ -65,7 +79,29 @@ enum {
 	ARG_SETTLE,
 	ARG_NO_ROLLBACK,
 	ARG_NO_SWITCH,
+	ARG_CONFIG,
+	ARG_STATE_DIR,
+	ARG_RUNTIME_DIR,
+	ARG_RECORD,
 };
+
+/* The directory systemd made for us, else the default; created if needed. */
+static const char *service_dir(const char *env, const char *fallback)
+{
+	const char *d = getenv(env);
+
+	/* $STATE_DIRECTORY may list several, colon-separated: ours is first. */
+	if (d && *d && !strchr(d, ':'))
+		return d;
+	return fallback;
+}
+
+static int ensure_dir(const char *path)
+{
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return log_error_errno(negative_errno(), "Failed to create %s: %m", path);
+	return 0;
+}
 
 static int parse_interval(const char *arg, uint64_t *ret)
 {
@@ -93,8 +129,14 @@ int main(int argc, char *argv[])
 		{ "settle", required_argument, NULL, ARG_SETTLE },
 		{ "no-rollback", no_argument, NULL, ARG_NO_ROLLBACK },
 		{ "no-switch-scheduler", no_argument, NULL, ARG_NO_SWITCH },
+		{ "config", required_argument, NULL, ARG_CONFIG },
+		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
+		{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
+		{ "record", required_argument, NULL, ARG_RECORD },
 		{}
 	};
+	bool config_given = false, state_given = false, runtime_given = false;
+	char dropin_dir[PATH_MAX];
 	struct observe_options obs = {
 		.interval_ns = NSEC_PER_SEC,
 		.attach = OBSERVER_ATTACH_AUTO,
@@ -108,6 +150,7 @@ int main(int argc, char *argv[])
 	int c, r;
 
 	log_set_prefix("kyber-tuned");
+	(void)log_open_journal("kyber-tuned");
 	manager_options_default(&svc.manager);
 	devices = calloc((size_t)argc, sizeof(char *));
 	goals = calloc((size_t)argc, sizeof(*goals));
@@ -125,6 +168,7 @@ int main(int argc, char *argv[])
 			if (parse_interval(optarg, &obs.interval_ns) < 0)
 				return 2;
 			svc.manager.interval_ns = obs.interval_ns;
+			svc.cli_set |= SERVICE_CLI_INTERVAL;
 			break;
 		case ARG_FOREGROUND:
 			svc.bus = false;
@@ -143,12 +187,40 @@ int main(int argc, char *argv[])
 					  optarg);
 				return 2;
 			}
+			svc.cli_set |= SERVICE_CLI_SETTLE;
+			break;
+		case ARG_CONFIG:
+			svc.config_path = *optarg ? optarg : NULL;
+			config_given = true;
+			/* Its drop-ins sit beside it, as /etc/kyber-tuned/conf.d does. */
+			if (svc.config_path) {
+				const char *slash = strrchr(optarg, '/');
+
+				snprintf(dropin_dir, sizeof(dropin_dir), "%.*s%sconf.d",
+					 slash ? (int)(slash - optarg) : 0, optarg, slash ? "/" : "");
+				svc.dropin_dir = dropin_dir;
+			} else
+				svc.dropin_dir = NULL;
+			break;
+		case ARG_STATE_DIR:
+			svc.manager.state_dir = *optarg ? optarg : NULL;
+			state_given = true;
+			break;
+		case ARG_RUNTIME_DIR:
+			svc.manager.runtime_dir = *optarg ? optarg : NULL;
+			runtime_given = true;
+			break;
+		case ARG_RECORD:
+			svc.manager.record_path = *optarg ? optarg : NULL;
+			svc.cli_set |= SERVICE_CLI_RECORD;
 			break;
 		case ARG_NO_ROLLBACK:
 			svc.manager.rollback = false;
+			svc.cli_set |= SERVICE_CLI_ROLLBACK;
 			break;
 		case ARG_NO_SWITCH:
 			svc.manager.switch_scheduler = false;
+			svc.cli_set |= SERVICE_CLI_SWITCH;
 			break;
 		case ARG_COUNT:
 			if (parse_u64_strict(optarg, false, &obs.count) < 0 || obs.count == 0) {
@@ -174,6 +246,7 @@ int main(int argc, char *argv[])
 				return 2;
 			}
 			log_set_max_level(r);
+			svc.cli_set |= SERVICE_CLI_LOG_LEVEL;
 			break;
 		case 'h':
 			help();
@@ -197,10 +270,30 @@ int main(int argc, char *argv[])
 		log_error("--settle must be shorter than --interval");
 		return 2;
 	}
-	if (!svc.bus && !svc.n_goals) {
-		log_error("--foreground needs at least one --goal DEV:GOAL");
+	if (!svc.bus && !svc.n_goals && !svc.config_path) {
+		log_error("--foreground needs a --goal DEV:GOAL or a --config FILE with goals");
 		return 2;
 	}
+	/* A file named on the command line must be there; the default may not. */
+	if (config_given && svc.config_path && access(svc.config_path, R_OK) < 0) {
+		log_error_errno(-errno, "Failed to open %s: %m", svc.config_path);
+		return 1;
+	}
+	/* The service keeps its configuration and state where the system
+	 * does; --foreground only what it is told to. */
+	if (svc.bus) {
+		if (!config_given) {
+			svc.config_path = CONF_PATH;
+			svc.dropin_dir = CONF_DROPIN_DIR;
+		}
+		if (!state_given)
+			svc.manager.state_dir = service_dir("STATE_DIRECTORY", "/var/lib/kyber-tuned");
+		if (!runtime_given)
+			svc.manager.runtime_dir = service_dir("RUNTIME_DIRECTORY", "/run/kyber-tuned");
+	}
+	if ((svc.manager.state_dir && ensure_dir(svc.manager.state_dir) < 0) ||
+	    (svc.manager.runtime_dir && ensure_dir(svc.manager.runtime_dir) < 0))
+		return 1;
 	if (obs.n_devices)
 		r = observe_run(&obs);
 	else

@@ -6,15 +6,16 @@
 #include "controller.h"
 #include "interval.h"
 #include "manager.h"
+#include "state.h"
 
 struct recorder;
-struct state_store;
 
 struct device {
 	struct manager *m;
 	struct blockdev dev;
 	char id[160];			/* stable id for persistent state */
 	struct goal goal;
+	enum goal_source source;
 	unsigned slot;
 	bool watching;
 	struct controller *ctl;
@@ -24,6 +25,7 @@ struct device {
 	enum ctl_state state;
 	char reason[256];
 	bool overridden, paused;
+	bool gone;			/* the disk went away: nothing to restore */
 	struct kt_snapshot *base, *cur;
 	struct kt_interval *iv;		/* last interval */
 	bool have_interval;
@@ -44,14 +46,24 @@ struct manager {
 	size_t n_devs;
 	struct manager_callbacks cb;
 	struct recorder *recorder;
+	struct state state;		/* goals set at run time, learned state */
+	struct originals originals;	/* what to restore, also after a crash */
+	char *state_path, *originals_path;	/* NULL: not kept */
 };
 
+/* manager.c: persist (errors are logged, never fatal) */
+void manager_save_state(struct manager *m);
+void manager_save_originals(struct manager *m);
+
 /* device.c */
-int device_new(struct manager *m, const struct blockdev *bd, const struct goal *g, struct device **ret,
-	       char *err, size_t errlen);
+int device_new(struct manager *m, const struct blockdev *bd, const struct goal *g,
+	       enum goal_source source, struct device **ret, char *err, size_t errlen);
 /* Rolls back if configured (and not overridden), unwatches, frees. */
 struct device *device_free(struct device *d);
 void device_step(struct device *d);
+/* Is the disk still there, with the same dev_t (a new disk may reuse the
+ * name)? Sets d->gone when not. */
+bool device_present(struct device *d);
 void device_set_goal(struct device *d, const struct goal *g);
 void device_pause(struct device *d);
 int device_resume(struct device *d);

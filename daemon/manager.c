@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "log.h"
 #include "manager-internal.h"
 #include "parse-util.h"
+#include "record.h"
 
 void manager_options_default(struct manager_options *o)
 {
@@ -18,18 +22,6 @@ void manager_options_default(struct manager_options *o)
 		.sysroot = "/sys",
 		.debugfs = "/sys/kernel/debug",
 	};
-}
-
-static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct manager *m = userdata;
-
-	for (size_t i = 0; i < m->n_devs; i++)
-		device_step(m->devs[i]);
-	/* Scheduled from the previous deadline, not from now: no drift. */
-	if (sd_event_source_set_time(s, usec + m->o.interval_ns / 1000) < 0)
-		return 0;
-	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 /* The timer runs only while there is a device to tune. */
@@ -47,6 +39,46 @@ static void update_tick(struct manager *m)
 		(void)sd_event_source_set_enabled(m->tick, SD_EVENT_OFF);
 }
 
+/* Forget devs[i]: callbacks first (the bus drops its object), then free,
+ * which rolls back unless the disk is gone. */
+static void remove_device(struct manager *m, size_t i)
+{
+	struct device *d = m->devs[i];
+
+	if (m->cb.device_removed)
+		m->cb.device_removed(d, m->cb.userdata);
+	memmove(&m->devs[i], &m->devs[i + 1], (m->n_devs - i - 1) * sizeof(*m->devs));
+	m->n_devs--;
+	device_free(d);
+	update_tick(m);
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	for (size_t i = 0; i < m->n_devs;) {
+		struct device *d = m->devs[i];
+
+		if (!device_present(d)) {
+			/* A run-time goal stays in the state file: it resumes
+			 * when the daemon next starts with the disk there. */
+			log_dev_notice(d->dev.name, "the disk went away; no longer tuning it");
+			remove_device(m, i);
+			continue;
+		}
+		device_step(d);
+		i++;
+	}
+	if (!m->n_devs)
+		return 0;
+	/* Scheduled from the previous deadline, not from now: no drift. */
+	if (sd_event_source_set_time(s, usec + m->o.interval_ns / 1000) < 0)
+		return 0;
+	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+
 static char *dup_or_null(const char *s, bool *oom)
 {
 	char *c;
@@ -57,6 +89,61 @@ static char *dup_or_null(const char *s, bool *oom)
 	if (!c)
 		*oom = true;
 	return c;
+}
+
+/* A corrupt file is kept aside for inspection and replaced by a clean start. */
+static void set_aside(const char *path, const char *what, int r)
+{
+	char aside[PATH_MAX];
+
+	snprintf(aside, sizeof(aside), "%s.corrupt", path);
+	if (rename(path, aside) == 0)
+		log_warning_errno(r, "%s %s is corrupt (%m); moved to %s, starting clean", what, path, aside);
+	else
+		log_warning_errno(r, "%s %s is unreadable (%m); starting clean", what, path);
+}
+
+static void load_persistent(struct manager *m)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (m->o.state_dir) {
+		snprintf(path, sizeof(path), "%s/%s", m->o.state_dir, STATE_FILE);
+		m->state_path = strdup(path);
+		r = state_load(path, &m->state);
+		if (r < 0)
+			set_aside(path, "State file", r);
+	}
+	if (m->o.runtime_dir) {
+		snprintf(path, sizeof(path), "%s/%s", m->o.runtime_dir, ORIGINALS_FILE);
+		m->originals_path = strdup(path);
+		r = originals_load(path, &m->originals);
+		if (r < 0)
+			set_aside(path, "Originals file", r);
+	}
+}
+
+void manager_save_state(struct manager *m)
+{
+	int r;
+
+	if (!m->state_path)
+		return;
+	r = state_save(m->state_path, &m->state);
+	if (r < 0)
+		log_warning_errno(r, "Failed to save %s: %m", m->state_path);
+}
+
+void manager_save_originals(struct manager *m)
+{
+	int r;
+
+	if (!m->originals_path)
+		return;
+	r = originals_save(m->originals_path, &m->originals);
+	if (r < 0)
+		log_warning_errno(r, "Failed to save %s: %m", m->originals_path);
 }
 
 int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o,
@@ -86,6 +173,15 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	m->o.runtime_dir = m->runtime_dir;
 	m->o.record_path = m->record_path;
 
+	load_persistent(m);
+	if (m->o.record_path) {
+		r = recorder_open(&m->recorder, m->o.record_path);
+		if (r < 0) {
+			snprintf(err, errlen, "Failed to open the flight recorder %s: %s", m->o.record_path,
+				 strerror(-r));
+			goto fail;
+		}
+	}
 	r = observer_new(&m->observer, o->attach, o->max_devices, err, errlen);
 	if (r < 0)
 		goto fail;
@@ -118,6 +214,11 @@ struct manager *manager_free(struct manager *m)
 	free(m->state_dir);
 	free(m->runtime_dir);
 	free(m->record_path);
+	recorder_close(m->recorder);
+	state_done(&m->state);
+	originals_done(&m->originals);
+	free(m->state_path);
+	free(m->originals_path);
 	free(m);
 	return NULL;
 }
@@ -125,6 +226,13 @@ struct manager *manager_free(struct manager *m)
 void manager_set_callbacks(struct manager *m, const struct manager_callbacks *cb)
 {
 	m->cb = *cb;
+}
+
+int manager_check_observer_access(void *userdata)
+{
+	struct manager *m = userdata;
+
+	return observer_check_access(m->observer);
 }
 
 size_t manager_n_devices(const struct manager *m)
@@ -165,8 +273,23 @@ static struct device *find_or_fail(const struct manager *m, const char *device, 
 	return d;
 }
 
-int manager_set_goal(struct manager *m, const char *device, const char *goal_text,
-		     char *err, size_t errlen)
+/* Run-time goals (and only those) are kept across restarts. */
+static void remember_goal(struct manager *m, struct device *d)
+{
+	struct state_device *sd = state_find(&m->state, d->id), e = {};
+	char goal[GOAL_TEXT_MAX];
+
+	if (sd)
+		e = *sd;
+	e.id = d->id;
+	e.name = d->dev.name;
+	e.goal = d->source == GOAL_SOURCE_RUNTIME ? goal_format(&d->goal, goal, sizeof(goal)) : NULL;
+	if (state_put(&m->state, &e) == 0)
+		manager_save_state(m);
+}
+
+int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
+			  enum goal_source source, char *err, size_t errlen)
 {
 	struct device *d, **devs;
 	struct blockdev bd;
@@ -178,7 +301,25 @@ int manager_set_goal(struct manager *m, const char *device, const char *goal_tex
 		return r;
 	d = manager_find(m, device);
 	if (d) {
+		if (d->source == GOAL_SOURCE_RUNTIME && source == GOAL_SOURCE_CONFIG)
+			return 0;	/* set at run time: the configuration does not override it */
+		/* A reload repeating a goal changes nothing: what was learned stays. */
+		if (source == GOAL_SOURCE_CONFIG && d->source == source && goal_equal(&d->goal, &g))
+			return 0;
+		d->source = source;
 		device_set_goal(d, &g);
+		remember_goal(m, d);
+		/* Someone else took the device over; a goal set at run time is
+		 * the administrator asking for tuning again. A paused device
+		 * stays paused: resume says when. */
+		if (d->overridden && source == GOAL_SOURCE_RUNTIME) {
+			r = device_resume(d);
+			if (r < 0) {
+				snprintf(err, errlen, "Goal set, but resuming %s failed: %s", d->dev.name,
+					 strerror(-r));
+				return r;
+			}
+		}
 		return 0;
 	}
 	r = blockdev_resolve(m->o.sysroot, device, &bd, err, errlen);
@@ -193,14 +334,114 @@ int manager_set_goal(struct manager *m, const char *device, const char *goal_tex
 	if (!devs)
 		return -ENOMEM;
 	m->devs = devs;
-	r = device_new(m, &bd, &g, &d, err, errlen);
+	r = device_new(m, &bd, &g, source, &d, err, errlen);
 	if (r < 0)
 		return r;
 	m->devs[m->n_devs++] = d;
+	remember_goal(m, d);
 	update_tick(m);
 	if (m->cb.device_added)
 		m->cb.device_added(d, m->cb.userdata);
 	return 0;
+}
+
+int manager_set_goal(struct manager *m, const char *device, const char *goal_text,
+		     char *err, size_t errlen)
+{
+	return manager_set_goal_from(m, device, goal_text, GOAL_SOURCE_RUNTIME, err, errlen);
+}
+
+/* A device (in /sys/class/block) whose stable id is id; false if none. */
+static bool find_by_id(const struct manager *m, const char *id, const char *hint, struct blockdev *out)
+{
+	char path[PATH_MAX], err[256], other[160];
+	struct dirent *de;
+	DIR *dir;
+	bool found = false;
+
+	if (hint && blockdev_resolve(m->o.sysroot, hint, out, err, sizeof(err)) == 0) {
+		blockdev_stable_id(m->o.sysroot, out, other, sizeof(other));
+		if (strcmp(other, id) == 0)
+			return true;
+	}
+	snprintf(path, sizeof(path), "%s/class/block", m->o.sysroot);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (!found && (de = readdir(dir))) {
+		if (de->d_name[0] == '.' || blockdev_resolve(m->o.sysroot, de->d_name, out, err, sizeof(err)) < 0)
+			continue;
+		blockdev_stable_id(m->o.sysroot, out, other, sizeof(other));
+		found = strcmp(other, id) == 0;
+	}
+	closedir(dir);
+	return found;
+}
+
+void manager_restore_previous(struct manager *m)
+{
+	char err[512];
+	struct blockdev bd;
+
+	for (size_t i = 0; i < m->state.n; i++) {
+		const struct state_device *sd = &m->state.devs[i];
+
+		if (!sd->goal || manager_find(m, sd->name))
+			continue;
+		if (!find_by_id(m, sd->id, sd->name, &bd)) {
+			log_notice("Device %s (%s) with a goal set at run time is not here; keeping its goal",
+				   sd->name ? sd->name : "?", sd->id);
+			continue;
+		}
+		if (manager_set_goal_from(m, bd.name, sd->goal, GOAL_SOURCE_RUNTIME, err, sizeof(err)) < 0)
+			log_dev_warning(bd.name, "cannot resume its goal %s: %s", sd->goal, err);
+		else
+			log_dev_info(bd.name, "resumed the goal set at run time: %s", sd->goal);
+	}
+	/* Originals left by an instance that did not exit cleanly. */
+	for (size_t i = 0; i < m->originals.n;) {
+		struct original *e = &m->originals.v[i];
+		struct kyber_saved saved = { .was_kyber = e->was_kyber,
+					     .targets = { e->read_target_ns, e->write_target_ns } };
+		bool tuned = false;
+
+		for (size_t j = 0; j < m->n_devs; j++)
+			tuned |= strcmp(m->devs[j]->id, e->id) == 0;
+		if (tuned) {
+			i++;
+			continue;
+		}
+		snprintf(saved.scheduler, sizeof(saved.scheduler), "%s", e->scheduler);
+		if (find_by_id(m, e->id, e->name, &bd) &&
+		    kyber_sysfs_restore(m->o.sysroot, bd.name, &saved) == 0)
+			log_dev_event(LOG_LEVEL_INFO, bd.name, LOG_MESSAGE_RESTORED,
+				      "restored scheduler %s left tuned by a previous instance",
+				 e->scheduler);
+		else
+			log_warning("Device %s (%s) tuned by a previous instance: could not restore it",
+				    e->name ? e->name : "?", e->id);
+		originals_remove(&m->originals, e->id);	/* moves the last entry here */
+	}
+	manager_save_originals(m);
+}
+
+void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n)
+{
+	char err[256];
+
+	for (size_t i = 0; i < m->n_devs;) {
+		struct device *d = m->devs[i];
+		bool keep = d->source != GOAL_SOURCE_CONFIG;
+
+		for (size_t j = 0; !keep && j < n; j++)
+			keep = manager_find(m, devices[j]) == d;
+		if (keep) {
+			i++;
+			continue;
+		}
+		log_dev_info(d->dev.name, "its goal is no longer in the configuration");
+		(void)manager_clear_goal(m, d->dev.name, err, sizeof(err));
+	}
 }
 
 int manager_clear_goal(struct manager *m, const char *device, char *err, size_t errlen)
@@ -212,13 +453,10 @@ int manager_clear_goal(struct manager *m, const char *device, char *err, size_t 
 		return -ENODEV;
 	for (i = 0; m->devs[i] != d; i++)
 		;
-	if (m->cb.device_removed)
-		m->cb.device_removed(d, m->cb.userdata);
-	memmove(&m->devs[i], &m->devs[i + 1], (m->n_devs - i - 1) * sizeof(*m->devs));
-	m->n_devs--;
-	log_info("%s: goal cleared", d->dev.name);
-	device_free(d);
-	update_tick(m);
+	log_dev_info(d->dev.name, "goal cleared");
+	state_remove(&m->state, d->id);
+	manager_save_state(m);
+	remove_device(m, i);
 	return 0;
 }
 
@@ -312,4 +550,5 @@ void device_get_status(const struct device *d, struct device_status *out)
 	op_status(d, KT_OP_READ, &out->read);
 	op_status(d, KT_OP_WRITE, &out->write);
 	out->changes = d->changes;
+	out->source = d->source;
 }

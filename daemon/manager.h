@@ -21,6 +21,14 @@
 struct manager;
 struct device;
 
+/* Where a device's goal came from: run-time goals persist in the state
+ * file; configuration goals follow the configuration on reload. */
+enum goal_source {
+	GOAL_SOURCE_RUNTIME,		/* D-Bus / kyber-tunectl */
+	GOAL_SOURCE_CONFIG,		/* kyber-tuned.conf [Goals] */
+	GOAL_SOURCE_CLI,		/* --goal */
+};
+
 struct manager_options {
 	uint64_t interval_ns;		/* control interval (1 s) */
 	uint64_t settle_ns;		/* data discarded after a change (300 ms) */
@@ -67,12 +75,29 @@ void manager_set_callbacks(struct manager *m, const struct manager_callbacks *cb
  */
 int manager_set_goal(struct manager *m, const char *device, const char *goal_text,
 		     char *err, size_t errlen);
+/* The same with the goal's source (manager_set_goal: run time). A run-time
+ * goal is not replaced by a configuration goal. */
+int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
+			  enum goal_source source, char *err, size_t errlen);
+/*
+ * After the command line and configuration goals are set: resume the
+ * run-time goals kept in the state file, and put back the originals of
+ * devices a previous instance tuned but this one does not (after a crash).
+ */
+void manager_restore_previous(struct manager *m);
+/* Configuration reload: devices whose goal came from the configuration and
+ * that are no longer in it stop (rolling back). */
+void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n);
 int manager_clear_goal(struct manager *m, const char *device, char *err, size_t errlen);
 int manager_pause(struct manager *m, const char *device, char *err, size_t errlen);
 int manager_resume(struct manager *m, const char *device, char *err, size_t errlen);
 int manager_reset(struct manager *m, const char *device, char *err, size_t errlen);
 /* resume for every overridden or paused device */
 void manager_resume_all(struct manager *m);
+
+/* 0 if the observer's maps are still usable with the capabilities this
+ * process has now (struct manager * as void *: a privs probe). */
+int manager_check_observer_access(void *userdata);
 
 size_t manager_n_devices(const struct manager *m);
 struct device *manager_device(const struct manager *m, size_t i);
@@ -100,6 +125,7 @@ struct device_status {
 	int goal_met;			/* -1: unknown */
 	struct device_op_status read, write;
 	uint64_t changes;		/* targets written since tuning started */
+	enum goal_source source;
 };
 
 void device_get_status(const struct device *d, struct device_status *out);

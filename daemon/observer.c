@@ -394,3 +394,14 @@ int observer_pending_requests(struct observer *o, size_t *ret)
 	*ret = n;
 	return 0;
 }
+
+int observer_check_access(struct observer *o)
+{
+	__u64 next;
+	int r;
+
+	/* Any map command will do: before Linux 6.5 each needs CAP_BPF when
+	 * unprivileged BPF is disabled, since then none does. */
+	r = bpf_map_get_next_key(bpf_map__fd(o->skel->maps.requests), NULL, &next);
+	return r == -ENOENT ? 0 : r;
+}

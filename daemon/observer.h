@@ -70,4 +70,7 @@ struct observer_prog_stats {
 int observer_prog_stats(struct observer *o, struct observer_prog_stats *out, size_t n);
 
 /* Entries in the per-request map (all devices); for leak checks. */
+/* 0 if this process may still use the observer's maps (a capability
+ * check), -errno (-EPERM) if not. */
+int observer_check_access(struct observer *o);
 int observer_pending_requests(struct observer *o, size_t *ret);

@@ -1,14 +1,36 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "bus.h"
+#include "conf.h"
 #include "log.h"
 #include "macro.h"
+#include "privs.h"
 #include "service.h"
+
+struct service {
+	const struct service_options *o;
+	struct manager *m;
+	struct conf conf;
+	sd_event *event;
+};
+
+/* --foreground has nothing to serve once its last device is gone. */
+static void on_device_removed(struct device *d, void *userdata)
+{
+	struct service *svc = userdata;
+
+	if (manager_n_devices(svc->m) <= 1) {	/* called before d leaves the list */
+		log_notice("No device left to tune; exiting");
+		(void)sd_event_exit(svc->event, 0);
+	}
+}
 
 int service_parse_device_goal(char *arg, struct service_goal *out, char *err, size_t errlen)
 {
@@ -29,13 +51,89 @@ int service_parse_device_goal(char *arg, struct service_goal *out, char *err, si
 
 static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	manager_resume_all(userdata);
+	struct service *svc = userdata;
+
+	manager_resume_all(svc->m);
+	return 0;
+}
+
+/* Configuration values apply where the command line said nothing. */
+static void apply_conf_options(const struct service_options *o, const struct conf *c,
+			       struct manager_options *mo)
+{
+	if (c->has_interval && !(o->cli_set & SERVICE_CLI_INTERVAL))
+		mo->interval_ns = c->interval_ns;
+	if (c->has_settle && !(o->cli_set & SERVICE_CLI_SETTLE))
+		mo->settle_ns = c->settle_ns;
+	if (c->has_rollback && !(o->cli_set & SERVICE_CLI_ROLLBACK))
+		mo->rollback = c->rollback;
+	if (c->has_switch_scheduler && !(o->cli_set & SERVICE_CLI_SWITCH))
+		mo->switch_scheduler = c->switch_scheduler;
+	if (c->has_max_devices)
+		mo->max_devices = c->max_devices;
+	if (c->has_record && !(o->cli_set & SERVICE_CLI_RECORD))
+		mo->record_path = c->record_path && *c->record_path ? c->record_path : NULL;
+	if (mo->settle_ns >= mo->interval_ns) {
+		log_warning("Settle= must be shorter than Interval=: using %llu ms",
+			    (unsigned long long)(mo->interval_ns / 2000000));
+		mo->settle_ns = mo->interval_ns / 2;
+	}
+}
+
+static void apply_conf_log_level(const struct service_options *o, const struct conf *c)
+{
+	if (c->has_log_level && !(o->cli_set & SERVICE_CLI_LOG_LEVEL))
+		log_set_max_level(c->log_level);
+}
+
+/* Goals of the configuration: set (a bad one is a warning), and those that
+ * disappeared from it stop. */
+static void apply_conf_goals(struct service *svc)
+{
+	const char **names = calloc(svc->conf.n_goals + 1, sizeof(char *));
+	char err[512];
+
+	for (size_t i = 0; i < svc->conf.n_goals; i++) {
+		const struct conf_goal *g = &svc->conf.goals[i];
+
+		if (names)
+			names[i] = g->device;
+		if (manager_set_goal_from(svc->m, g->device, g->goal, GOAL_SOURCE_CONFIG, err, sizeof(err)) < 0)
+			log_warning("%s: %s", g->where, err);
+	}
+	if (names)
+		manager_drop_config_goals_except(svc->m, names, svc->conf.n_goals);
+	free(names);
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct service *svc = userdata;
+	int r;
+
+	if (!svc->o->config_path)
+		return 0;
+	(void)sd_notify(0, "RELOADING=1\nSTATUS=Reloading the configuration");
+	conf_done(&svc->conf);
+	r = conf_load(&svc->conf, svc->o->config_path, svc->o->dropin_dir);
+	if (r < 0)
+		log_warning_errno(r, "Failed to reload the configuration: %m");
+	else {
+		apply_conf_log_level(svc->o, &svc->conf);
+		apply_conf_goals(svc);
+		log_info("Configuration reloaded, %u warning(s); Interval, Settle, Rollback, "
+			 "SwitchScheduler, MaxDevices and Record take effect at the next start",
+			 svc->conf.warnings);
+	}
+	(void)sd_notify(0, "READY=1\nSTATUS=Tuning");
 	return 0;
 }
 
 int service_run(const struct service_options *o)
 {
-	struct manager *m = NULL;
+	struct service svc = { .o = o };
+	struct manager_options mo = o->manager;
+	struct bus *bus = NULL;
 	sd_event *event = NULL;
 	char err[512];
 	sigset_t ss;
@@ -48,30 +146,62 @@ int service_run(const struct service_options *o)
 	sigaddset(&ss, SIGHUP);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 
+	if (o->config_path) {
+		r = conf_load(&svc.conf, o->config_path, o->dropin_dir);
+		if (r < 0) {
+			log_error_errno(r, "Failed to read the configuration: %m");
+			goto out;
+		}
+		apply_conf_options(o, &svc.conf, &mo);
+		apply_conf_log_level(o, &svc.conf);
+	}
 	r = sd_event_default(&event);
-	if (r < 0)
-		return log_error_errno(r, "Failed to allocate the event loop: %m");
-	r = manager_new(&m, event, &o->manager, err, sizeof(err));
+	if (r < 0) {
+		log_error_errno(r, "Failed to allocate the event loop: %m");
+		goto out;
+	}
+	svc.event = event;
+	r = manager_new(&svc.m, event, &mo, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);
 		goto out;
 	}
 	for (size_t i = 0; i < o->n_goals; i++) {
-		r = manager_set_goal(m, o->goals[i].device, o->goals[i].goal, err, sizeof(err));
+		r = manager_set_goal_from(svc.m, o->goals[i].device, o->goals[i].goal, GOAL_SOURCE_CLI,
+					  err, sizeof(err));
 		if (r < 0) {
 			log_error("%s", err);
 			goto out;
 		}
 	}
-	if (!o->bus && manager_n_devices(m) == 0) {
-		r = log_error_errno(-EINVAL, "Nothing to tune: no --goal and no D-Bus service");
+	apply_conf_goals(&svc);
+	manager_restore_previous(svc.m);
+	if (o->bus) {
+		r = bus_start(&bus, event, svc.m, err, sizeof(err));
+		if (r < 0) {
+			log_error("%s", err);
+			goto out;
+		}
+	} else if (manager_n_devices(svc.m) == 0) {
+		r = log_error_errno(-EINVAL, "Nothing to tune: no goal and no D-Bus service");
 		goto out;
-	}
+	} else
+		manager_set_callbacks(svc.m, &(const struct manager_callbacks) {
+			.device_removed = on_device_removed, .userdata = &svc });
 	(void)sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
 	(void)sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
-	(void)sd_event_add_signal(event, NULL, SIGUSR1, on_resume, m);
+	(void)sd_event_add_signal(event, NULL, SIGUSR1, on_resume, &svc);
+	(void)sd_event_add_signal(event, NULL, SIGHUP, on_reload, &svc);
 	/* Keeps the watchdog fed when the unit has WatchdogSec=. */
 	(void)sd_event_set_watchdog(event, true);
+	/* BPF is attached and the bus name owned: drop what is not needed. */
+	r = privs_needed(CAP_BPF, manager_check_observer_access, svc.m);
+	if (r >= 0) {
+		log_debug("%s CAP_BPF for the observer's maps", r ? "Keeping" : "Dropping");
+		r = privs_drop((const cap_value_t[]) { CAP_BPF }, r ? 1 : 0);
+	}
+	if (r < 0)
+		goto out;
 
 	(void)sd_notify(0, "READY=1\nSTATUS=Tuning");
 	r = sd_event_loop(event);
@@ -79,7 +209,9 @@ int service_run(const struct service_options *o)
 		log_error_errno(r, "Event loop failed: %m");
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=Restoring the original settings");
 out:
-	manager_free(m);
+	bus_free(bus);
+	manager_free(svc.m);
+	conf_done(&svc.conf);
 	sd_event_unref(event);
 	return r < 0 ? r : 0;
 }

@@ -12,12 +12,25 @@ struct service_goal {
 	const char *goal;	/* goal text */
 };
 
+/* Settings given on the command line, which the configuration must not
+ * override. */
+enum {
+	SERVICE_CLI_INTERVAL = 1 << 0,
+	SERVICE_CLI_SETTLE = 1 << 1,
+	SERVICE_CLI_ROLLBACK = 1 << 2,
+	SERVICE_CLI_SWITCH = 1 << 3,
+	SERVICE_CLI_LOG_LEVEL = 1 << 4,
+	SERVICE_CLI_RECORD = 1 << 5,
+};
+
 struct service_options {
 	struct manager_options manager;
 	struct service_goal *goals;	/* from the command line */
 	size_t n_goals;
 	bool bus;			/* serve the D-Bus API on the system bus */
 	const char *config_path;	/* NULL: no configuration file */
+	const char *dropin_dir;		/* NULL: no drop-ins */
+	unsigned cli_set;		/* SERVICE_CLI_* */
 };
 
 /* Split "DEV:GOAL" at the last colon (/dev/disk/by-path names hold

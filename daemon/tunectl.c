@@ -1,45 +1,313 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* kyber-tunectl: the command line client. Talks only D-Bus (issue 4);
- * for now it knows its verbs and says the daemon API is not there yet. */
+/*
+ * kyber-tunectl: the command line client. Talks only D-Bus (the system
+ * bus, docs/dbus.md), except replay, which decodes a flight-recorder file.
+ * Output is formatted by tunectl-format.c. Exit: 0 ok, 1 error, 2 usage.
+ */
+#include <errno.h>
 #include <getopt.h>
-#include <stdio.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <string.h>
 
+#include <systemd/sd-bus.h>
+
 #include "log.h"
+#include "macro.h"
+#include "tunectl.h"
+
+#ifndef KT_VERSION
+#define KT_VERSION "0.1"
+#endif
+
+bool arg_json;
+bool arg_ask_password = true;
+bool arg_utf8;
 
 static void help(void)
 {
 	printf("Usage: kyber-tunectl [OPTIONS] COMMAND ...\n"
 	       "\n"
-	       "Control kyber-tuned over D-Bus.\n"
+	       "Control kyber-tuned, the Kyber I/O scheduler tuner, over D-Bus.\n"
 	       "\n"
-	       "Commands (need the D-Bus service, not built yet):\n"
-	       "  status [DEV]  list  set-goal DEV GOAL...  clear-goal DEV\n"
-	       "  pause DEV  resume DEV  reset DEV  monitor [DEV]  hist DEV [read|write]\n"
+	       "Commands:\n"
+	       "  status [DEV]             Show the state of DEV (or of every tuned device)\n"
+	       "  list                     List the tuned devices\n"
+	       "  set-goal DEV GOAL...     Tune DEV toward GOAL: read-pNN=DURATION\n"
+	       "                           [write-iops-min=COUNT] [mode=latency|balanced|\n"
+	       "                           throughput|advise], e.g. read-p99=100us\n"
+	       "  clear-goal DEV           Stop tuning DEV, restore its original settings\n"
+	       "  pause DEV                Stop changing DEV's targets\n"
+	       "  resume DEV               Tune DEV again (also after someone else changed it)\n"
+	       "  reset DEV                Restore DEV's original settings, forget what was\n"
+	       "                           learned and pause\n"
+	       "  monitor [DEV]            One line per device and interval until Ctrl-C\n"
+	       "  hist DEV [read|write]    The last interval's latency histogram (default read)\n"
+	       "  replay FILE              Print a flight-recorder file (kyber-tuned --record)\n"
 	       "\n"
-	       "  -h, --help   Show this help\n");
+	       "Options:\n"
+	       "      --json               JSON output, one object per line (status, list,\n"
+	       "                           monitor, hist, replay)\n"
+	       "      --no-ask-password    Do not let polkit ask for a password\n"
+	       "  -h, --help               Show this help\n"
+	       "      --version            Show the version\n"
+	       "\n"
+	       "Changing commands need root or polkit authorization. See kyber-tunectl(1).\n");
 }
+
+/* ---------------------------------------------------------------- verbs */
+
+static int verb_status(sd_bus *bus, int argc, char **argv)
+{
+	char **paths = NULL;
+	size_t n = 0;
+	int r, ret = 0;
+
+	if (argc > 1) {
+		paths = calloc(2, sizeof(char *));
+		if (!paths)
+			return log_oom();
+		n = 1;
+		r = get_device_path(bus, argv[1], &paths[0]);
+	} else
+		r = list_paths(bus, &paths, &n);
+	if (r < 0) {
+		strv_free(paths);
+		return 1;
+	}
+	if (!n && !arg_json && argc <= 1)
+		printf("No devices are tuned (kyber-tunectl set-goal DEV GOAL starts one).\n");
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+		struct tf_status s;
+
+		if (get_status(bus, paths[i], &reply, &s) < 0) {
+			ret = 1;
+			continue;
+		}
+		if (arg_json)
+			tf_status_json(stdout, &s, 0);
+		else {
+			if (i)
+				putchar('\n');
+			tf_status_print(stdout, &s, arg_utf8);
+		}
+	}
+	strv_free(paths);
+	return ret;
+}
+
+static int verb_list(sd_bus *bus, int argc, char **argv)
+{
+	char **paths = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	if (list_paths(bus, &paths, &n) < 0)
+		return 1;
+	if (!arg_json)
+		tf_list_header(stdout);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+		struct tf_status s;
+		struct tf_json j;
+
+		if (get_status(bus, paths[i], &reply, &s) < 0) {
+			ret = 1;
+			continue;
+		}
+		if (!arg_json) {
+			tf_list_row(stdout, &s);
+			continue;
+		}
+		tf_json_begin(&j, stdout);
+		tf_json_str(&j, "device", s.name);
+		tf_json_str(&j, "state", s.state);
+		tf_json_str(&j, "goal", s.goal);
+		tf_json_str(&j, "object_path", paths[i]);
+		tf_json_end(&j);
+	}
+	if (!arg_json)
+		printf("\n%zu device%s tuned.\n", n, n == 1 ? "" : "s");
+	strv_free(paths);
+	return ret;
+}
+
+/* set-goal, clear-goal, pause, resume, reset: one Manager call. */
+static int verb_change(sd_bus *bus, int argc, char **argv)
+{
+	static const struct {
+		const char *verb, *method, *what;
+	} map[] = {
+		{ "set-goal", "SetGoal", "set the goal" },
+		{ "clear-goal", "ClearGoal", "clear the goal" },
+		{ "pause", "Pause", "pause" },
+		{ "resume", "Resume", "resume" },
+		{ "reset", "Reset", "reset" },
+	};
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *goal = NULL;
+	size_t i, len = 1;
+	int r;
+
+	for (i = 0; strcmp(map[i].verb, argv[0]) != 0; i++)
+		;
+	if (i > 0)
+		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, map[i].method, &e, NULL,
+				       "s", argv[1]);
+	else {
+		/* GOAL may come as several words: read-p99=2ms mode=balanced */
+		for (int a = 2; a < argc; a++)
+			len += strlen(argv[a]) + 1;
+		goal = calloc(1, len);
+		if (!goal)
+			return log_oom();
+		for (int a = 2; a < argc; a++) {
+			if (a > 2)
+				strcat(goal, " ");
+			strcat(goal, argv[a]);
+		}
+		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "SetGoal", &e, NULL, "ss",
+				       argv[1], goal);
+	}
+	if (r < 0) {
+		call_failed(map[i].what, &e, r);
+		sd_bus_error_free(&e);
+		return 1;
+	}
+	return 0;
+}
+
+static int verb_hist(sd_bus *bus, int argc, char **argv)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ struct tf_bucket *b = NULL;
+	_cleanup_free_ struct tf_hist *h = NULL;
+	_cleanup_free_ char *path = NULL;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	const char *op = argc > 2 ? argv[2] : "read";
+	uint64_t lower, count;
+	size_t n = 0, cap = 0;
+	int r;
+
+	if (strcmp(op, "read") != 0 && strcmp(op, "write") != 0) {
+		log_error("Invalid op '%s': expected read or write", op);
+		return EXIT_USAGE;
+	}
+	if (get_device_path(bus, argv[1], &path) < 0)
+		return 1;
+	r = sd_bus_call_method(bus, BUS_NAME, path, BUS_DEVICE_INTERFACE, "GetHistogram", &e, &reply, "s", op);
+	if (r < 0) {
+		call_failed("get the histogram", &e, r);
+		sd_bus_error_free(&e);
+		return 1;
+	}
+	r = sd_bus_message_enter_container(reply, 'a', "(tt)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(tt)", &lower, &count)) > 0) {
+		if (n == cap) {
+			struct tf_bucket *nb = realloc(b, (cap = cap * 2 + 64) * sizeof(*b));
+
+			if (!nb)
+				return log_oom();
+			b = nb;
+		}
+		b[n++] = (struct tf_bucket) { lower, count };
+	}
+	if (r < 0) {
+		log_error_errno(r, "Failed to parse the histogram: %m");
+		return 1;
+	}
+	h = malloc(sizeof(*h));
+	if (!h)
+		return log_oom();
+	tf_hist_build(b, n, TF_HIST_ROWS_MAX, h);
+	if (arg_json)
+		tf_hist_json(stdout, argv[1], op, b, n, h);
+	else
+		tf_hist_print(stdout, argv[1], op, h, arg_utf8);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static const struct verb {
+	const char *name;
+	int min_args, max_args;		/* after the verb; -1: any */
+	bool bus;
+	int (*run)(sd_bus *bus, int argc, char **argv);
+} verbs[] = {
+	{ "status", 0, 1, true, verb_status },
+	{ "list", 0, 0, true, verb_list },
+	{ "set-goal", 2, -1, true, verb_change },
+	{ "clear-goal", 1, 1, true, verb_change },
+	{ "pause", 1, 1, true, verb_change },
+	{ "resume", 1, 1, true, verb_change },
+	{ "reset", 1, 1, true, verb_change },
+	{ "monitor", 0, 1, true, verb_monitor },
+	{ "hist", 1, 2, true, verb_hist },
+	{ "replay", 1, 1, false, verb_replay },
+};
+
+enum {
+	ARG_JSON = 0x100,
+	ARG_VERSION,
+	ARG_NO_ASK_PASSWORD,
+};
 
 int main(int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "json", no_argument, NULL, ARG_JSON },
+		{ "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
 		{}
 	};
-	int c;
+	const struct verb *v = NULL;
+	sd_bus *bus = NULL;
+	int c, nargs, r;
 
 	log_set_prefix("kyber-tunectl");
+	setlocale(LC_ALL, "");
+	arg_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		if (c == 'h') {
+		switch (c) {
+		case 'h':
 			help();
 			return 0;
+		case ARG_VERSION:
+			printf("kyber-tunectl %s\n", KT_VERSION);
+			return 0;
+		case ARG_JSON:
+			arg_json = true;
+			break;
+		case ARG_NO_ASK_PASSWORD:
+			arg_ask_password = false;
+			break;
+		default:
+			return EXIT_USAGE;
 		}
-		return 2;
 	}
 	if (optind >= argc) {
 		log_error("Missing command; see --help");
-		return 2;
+		return EXIT_USAGE;
 	}
-	log_error("'%s': the kyber-tuned D-Bus service is not available in this build", argv[optind]);
-	return 1;
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+		if (strcmp(verbs[i].name, argv[optind]) == 0)
+			v = &verbs[i];
+	if (!v) {
+		log_error("Unknown command '%s'; see --help", argv[optind]);
+		return EXIT_USAGE;
+	}
+	nargs = argc - optind - 1;
+	if (nargs < v->min_args || (v->max_args >= 0 && nargs > v->max_args)) {
+		log_error("%s: %s arguments; see --help", v->name, nargs < v->min_args ? "missing" : "too many");
+		return EXIT_USAGE;
+	}
+	if (v->bus && connect_bus(&bus) != 0)
+		return 1;
+	r = v->run(bus, argc - optind, argv + optind);
+	sd_bus_flush_close_unref(bus);
+	fflush(stdout);
+	return r;
 }

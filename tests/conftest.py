@@ -71,7 +71,7 @@ class Daemon:
     """A kyber-tuned process started with NOTIFY_SOCKET; ready() waits for
     READY=1 (or for the process to die, returning its stderr)."""
 
-    def __init__(self, args, env=None, stdout=None):
+    def __init__(self, args, env=None, stdout=None, stderr_path=None, wrapper=()):
         self.tmp = tempfile.mkdtemp(prefix="kt-test-")
         self.notify_path = os.path.join(self.tmp, "notify")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -79,13 +79,15 @@ class Daemon:
         e = dict(os.environ)
         e.update(env or {})
         e["NOTIFY_SOCKET"] = self.notify_path
-        self.stderr_path = os.path.join(self.tmp, "stderr")
-        self.stderr_file = open(self.stderr_path, "w+")
+        self.stderr_path = stderr_path or os.path.join(self.tmp, "stderr")
+        self.stderr_file = open(self.stderr_path, "a+")
         # A file, not a pipe: nobody drains a pipe while the test runs I/O,
         # and a daemon blocked on a full pipe cannot even handle SIGTERM.
         self.stdout_path = os.path.join(self.tmp, "stdout")
         self.stdout_file = stdout or open(self.stdout_path, "w+")
-        self.proc = subprocess.Popen([KYBER_TUNED] + args, env=e, stdout=self.stdout_file,
+        # wrapper: a command that execs the daemon (e.g. setpriv ... --);
+        # the PID stays the daemon's.
+        self.proc = subprocess.Popen(list(wrapper) + [KYBER_TUNED] + args, env=e, stdout=self.stdout_file,
                                      stderr=self.stderr_file, text=True)
         self.notifications = []
 

@@ -239,15 +239,20 @@ def test_infeasible_goal(daemon_factory, flash):
     print(f"\nstatic 50us/100ms: read P99 {static_p99 / 1e3:.0f} us, write {static_w:.0f}; tuned: "
           f"read P99 {tuned_p99 / 1e3:.0f} us, write {res['w'].write_iops:.0f}; with floor: write "
           f"{floor['w'].write_iops:.0f}")
-    assert "infeasible" in [l["tuner"]["state"] for l in lines]
-    assert lines[-1]["tuner"]["state"] == "infeasible"
+    # Steady state: after the first 5 s and before fio winds down (its last
+    # second mixes in the end of the run).
+    steady = lines[5:-2]
+    states = [l["tuner"]["state"] for l in steady]
+    assert states.count("infeasible") >= 0.7 * len(states), states
     # The best the tuner can do is the static setting's own end state:
     # writes at depth 1. The two runs' P99 then differ only by noise
     # (+-20% between 10 s runs here).
-    assert lines[-1]["kyber_depth"]["write"] == 1
+    depths = [l["kyber_depth"]["write"] for l in steady]
+    assert depths.count(1) >= 0.7 * len(depths), depths
     assert tuned_p99 <= static_p99 * 1.25
     assert floor["w"].write_iops >= 8000 * 0.95
-    assert floor_lines[-1]["tuner"]["state"] == "infeasible"
+    floor_states = [l["tuner"]["state"] for l in floor_lines[5:-2]]
+    assert floor_states.count("infeasible") >= 0.7 * len(floor_states), floor_states
 
 
 def test_override_and_resume(daemon_factory, flash):

@@ -34,6 +34,15 @@ static void test_good(void **state)
 	}
 	assert_int_equal(goal_parse("read-p99=100us", &g, err, sizeof(err)), 0);
 	assert_true(g.has_read && g.read_pct == 99 && g.read_ns == 100000 && g.mode == GOAL_MODE_LATENCY);
+	/* Equal whatever the spelling; any field differing makes them differ. */
+	assert_int_equal(goal_parse("read-p99=0.1ms mode=latency", &again, err, sizeof(err)), 0);
+	assert_true(goal_equal(&g, &again));
+	assert_int_equal(goal_parse("read-p99.9=100us", &again, err, sizeof(err)), 0);
+	assert_false(goal_equal(&g, &again));
+	assert_int_equal(goal_parse("read-p99=100us write-iops-min=1", &again, err, sizeof(err)), 0);
+	assert_false(goal_equal(&g, &again));
+	assert_int_equal(goal_parse("read-p99=100us mode=advise", &again, err, sizeof(err)), 0);
+	assert_false(goal_equal(&g, &again));
 }
 
 static void test_bad_names_the_token(void **state)

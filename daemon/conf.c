@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kyber-tuned.conf(5). libinih walks the lines and tracks nothing we need
+ * from it but the dispatch: Debian builds it without INI_HANDLER_LINENO, so
+ * our reader hands it one line at a time and keeps the line number, the
+ * current section and a clean copy of the line. The reader also rejects what
+ * inih would mangle or drop silently (overlong lines, which inih would split
+ * in two; control characters; lines without '='; broken section headers),
+ * and strips leading blanks so inih's multi-line continuation never applies.
+ * The handler splits the line itself at the first '=': inih also splits at
+ * ':', which /dev/disk/by-path names contain.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "conf.h"
+#include "goal.h"
+#include "kyber-sysfs.h"
+#include "log.h"
+#include "macro.h"
+#include "parse-util.h"
+
+/* Longer lines are rejected even if inih was built with a bigger buffer. */
+#define CONF_LINE_MAX 1024
+/* A configuration file is a few lines; anything this big is a mistake. */
+#define CONF_FILE_MAX (1024 * 1024)
+
+#define INTERVAL_MIN_NS (10 * NSEC_PER_MSEC)
+#define INTERVAL_MAX_NS (3600 * NSEC_PER_SEC)
+#define SETTLE_MAX_NS (10 * NSEC_PER_SEC)
+#define MAX_DEVICES_MAX 1024
+
+enum section {
+	SECTION_NONE,		/* before the first header */
+	SECTION_TUNER,
+	SECTION_GOALS,
+	SECTION_IGNORED,	/* unknown or broken header, warned about once */
+};
+
+/* Where Interval= and Settle= were last set, for the check across files. */
+struct origin {
+	char *interval, *settle;
+};
+
+struct parse {
+	struct conf *c;
+	struct origin *origin;
+	const char *name;
+	const char *p, *end;		/* the rest of the text */
+	unsigned line;			/* of the line last handed to inih */
+	enum section section;
+	bool oom;
+	char buf[CONF_LINE_MAX + 1];	/* that line, stripped */
+};
+
+static void conf_warn(struct parse *ps, const char *fmt, ...) _printf_(2, 3);
+static void conf_warn(struct parse *ps, const char *fmt, ...)
+{
+	char msg[CONF_LINE_MAX + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warning("%s:%u: %s", ps->name, ps->line, msg);
+	ps->c->warnings++;
+}
+
+static char *where_dup(const struct parse *ps)
+{
+	char *s;
+
+	if (asprintf(&s, "%s:%u", ps->name, ps->line) < 0)
+		return NULL;
+	return s;
+}
+
+/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
+static bool utf8_valid(const unsigned char *s, size_t n)
+{
+	static const uint32_t min[] = { 0, 0x80, 0x800, 0x10000 };
+
+	for (size_t i = 0; i < n;) {
+		unsigned k = s[i] < 0x80 ? 0 : s[i] < 0xc0 ? 4 : s[i] < 0xe0 ? 1 : s[i] < 0xf0 ? 2 :
+			     s[i] < 0xf8 ? 3 : 4;
+		uint32_t cp = k ? s[i] & (0x3fu >> k) : s[i];
+
+		if (k > 3 || n - i <= k)
+			return false;
+		for (unsigned j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + j] & 0x3f);
+		}
+		if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += k + 1;
+	}
+	return true;
+}
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+/* Length of s without a comment: '#' or ';' after a blank starts one. */
+static size_t strip_comment(const char *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] == '#' || s[i] == ';') && is_blank(s[i - 1]))
+			return i;
+	return n;
+}
+
+static enum section section_from_header(struct parse *ps, const char *h)
+{
+	const char *close = strchr(h, ']');
+	size_t n;
+
+	if (!close || close == h + 1 || close[1]) {
+		conf_warn(ps, "Invalid section header '%s', ignoring the section.", h);
+		return SECTION_IGNORED;
+	}
+	n = (size_t)(close - h - 1);
+	if (n == strlen("Tuner") && strncmp(h + 1, "Tuner", n) == 0)
+		return SECTION_TUNER;
+	if (n == strlen("Goals") && strncmp(h + 1, "Goals", n) == 0)
+		return SECTION_GOALS;
+	conf_warn(ps, "Unknown section '%.*s'. Ignoring.", (int)n, h + 1);
+	return SECTION_IGNORED;
+}
+
+/*
+ * inih's reader: fgets() over our buffer. Every line is handed on, so that
+ * inih's count stays in step, but a line we reject goes as an empty one.
+ */
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse *ps = stream;
+	const char *s, *nl;
+	size_t n, max;
+
+	if (ps->oom || ps->p >= ps->end || num < 2)
+		return NULL;
+	s = ps->p;
+	nl = memchr(s, '\n', (size_t)(ps->end - s));
+	n = (size_t)((nl ? nl : ps->end) - s);
+	ps->p = nl ? nl + 1 : ps->end;
+	ps->line++;
+	str[0] = 0;
+	ps->buf[0] = 0;
+
+	if (ps->line == 1 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+		s += 3;
+		n -= 3;
+	}
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) {
+			conf_warn(ps, "Line contains control characters, ignoring.");
+			return str;
+		}
+	if (!utf8_valid((const unsigned char *)s, n)) {
+		conf_warn(ps, "Line is not valid UTF-8, ignoring.");
+		return str;
+	}
+	while (n > 0 && is_blank(*s)) {
+		s++;
+		n--;
+	}
+	if (n == 0 || *s == '#' || *s == ';')
+		return str;
+	n = strip_comment(s, n);
+	while (n > 0 && is_blank(s[n - 1]))
+		n--;
+	max = MIN((size_t)num - 1, (size_t)CONF_LINE_MAX);
+	if (n > max) {
+		conf_warn(ps, "Line too long (%zu bytes, at most %zu), ignoring.", n, max);
+		return str;
+	}
+	memcpy(ps->buf, s, n);
+	ps->buf[n] = 0;
+
+	if (*s == '[') {
+		ps->section = section_from_header(ps, ps->buf);
+		/* inih's idea of the section does not matter: ours is used. */
+		return str;
+	}
+	if (!memchr(s, '=', n)) {
+		conf_warn(ps, "Missing '=', ignoring line.");
+		return str;
+	}
+	memcpy(str, s, n);
+	str[n] = 0;
+	return str;
+}
+
+static int parse_bool(const char *v, bool *ret)
+{
+	static const char *const yes[] = { "yes", "true", "1", "on" };
+	static const char *const no[] = { "no", "false", "0", "off" };
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int set_origin(struct parse *ps, char **slot)
+{
+	char *w = where_dup(ps);
+
+	if (!w)
+		return -ENOMEM;
+	free(*slot);
+	*slot = w;
+	return 0;
+}
+
+/* [Tuner]. An empty value goes back to the default (Record=: off). */
+static int tuner_key(struct parse *ps, const char *key, const char *v)
+{
+	struct conf *c = ps->c;
+	uint64_t u;
+	int r;
+
+	if (strcmp(key, "Interval") == 0 || strcmp(key, "Settle") == 0) {
+		bool settle = key[0] == 'S';
+
+		if (*v) {
+			if (parse_duration_ns(v, 0, &u) < 0) {
+				conf_warn(ps, "Failed to parse %s= value, ignoring: %s (expected a duration "
+					  "with a unit: ns, us, ms, s)", key, v);
+				return 0;
+			}
+			if (settle ? u > SETTLE_MAX_NS : (u < INTERVAL_MIN_NS || u > INTERVAL_MAX_NS)) {
+				conf_warn(ps, "%s= must be %s, ignoring: %s", key,
+					  settle ? "at most 10s" : "between 10ms and 3600s (1h)", v);
+				return 0;
+			}
+			*(settle ? &c->settle_ns : &c->interval_ns) = u;
+		}
+		*(settle ? &c->has_settle : &c->has_interval) = *v;
+		return set_origin(ps, settle ? &ps->origin->settle : &ps->origin->interval);
+	}
+	if (strcmp(key, "Rollback") == 0 || strcmp(key, "SwitchScheduler") == 0) {
+		bool rollback = key[0] == 'R';
+
+		if (*v && parse_bool(v, rollback ? &c->rollback : &c->switch_scheduler) < 0) {
+			conf_warn(ps, "Failed to parse boolean value for %s=, ignoring: %s", key, v);
+			return 0;
+		}
+		*(rollback ? &c->has_rollback : &c->has_switch_scheduler) = *v;
+		return 0;
+	}
+	if (strcmp(key, "MaxDevices") == 0) {
+		if (*v) {
+			r = parse_u64_strict(v, false, &u);
+			if (r == -EINVAL) {
+				conf_warn(ps, "Failed to parse MaxDevices= value, ignoring: %s", v);
+				return 0;
+			}
+			if (r < 0 || u < 1 || u > MAX_DEVICES_MAX) {
+				conf_warn(ps, "MaxDevices= must be between 1 and %d, ignoring: %s",
+					  MAX_DEVICES_MAX, v);
+				return 0;
+			}
+			c->max_devices = (unsigned)u;
+		}
+		c->has_max_devices = *v;
+		return 0;
+	}
+	if (strcmp(key, "LogLevel") == 0) {
+		r = *v ? log_level_from_string(v) : 0;
+		if (r < 0) {
+			conf_warn(ps, "Failed to parse LogLevel= value, ignoring: %s (use err, warning, "
+				  "notice, info or debug)", v);
+			return 0;
+		}
+		if (*v)
+			c->log_level = r;
+		c->has_log_level = *v;
+		return 0;
+	}
+	if (strcmp(key, "Record") == 0) {
+		char *path = NULL;
+
+		if (*v && v[0] != '/') {
+			conf_warn(ps, "Record= path is not absolute, ignoring: %s", v);
+			return 0;
+		}
+		if (*v && !(path = strdup(v)))
+			return -ENOMEM;
+		free(c->record_path);
+		c->record_path = path;
+		c->has_record = true;
+		return 0;
+	}
+	conf_warn(ps, "Unknown key name '%s' in section 'Tuner', ignoring.", key);
+	return 0;
+}
+
+static bool device_valid(const char *d)
+{
+	if (d[0] != '/')
+		return blockdev_name_valid(d);
+	if (strncmp(d, "/dev/", 5) != 0 || !d[5])
+		return false;
+	for (const char *p = d; *p; p++)
+		if (is_blank(*p))
+			return false;
+	return true;
+}
+
+static struct conf_goal *find_goal(struct conf *c, const char *device)
+{
+	for (size_t i = 0; i < c->n_goals; i++)
+		if (strcmp(c->goals[i].device, device) == 0)
+			return &c->goals[i];
+	return NULL;
+}
+
+static void conf_goal_done(struct conf_goal *g)
+{
+	free(g->device);
+	free(g->goal);
+	free(g->where);
+}
+
+/* Was g set earlier in the file being parsed? ("NAME:LINE") */
+static bool from_this_file(const struct parse *ps, const struct conf_goal *g)
+{
+	const char *colon = strrchr(g->where, ':');
+	size_t n = strlen(ps->name);
+
+	return colon && (size_t)(colon - g->where) == n && strncmp(g->where, ps->name, n) == 0;
+}
+
+/* [Goals] DEVICE=GOAL. An empty GOAL drops an earlier goal for DEVICE. */
+static int goals_key(struct parse *ps, const char *device, const char *v)
+{
+	struct conf *c = ps->c;
+	struct conf_goal *g, *n, ng;
+	char err[256];
+	struct goal parsed;
+
+	if (!device_valid(device)) {
+		conf_warn(ps, "Invalid device '%s' (expected a disk name such as nvme0n1 or a path "
+			  "under /dev), ignoring.", device);
+		return 0;
+	}
+	g = find_goal(c, device);
+	if (!*v) {
+		if (g) {
+			conf_goal_done(g);
+			*g = c->goals[--c->n_goals];
+		}
+		return 0;
+	}
+	if (goal_parse(v, &parsed, err, sizeof(err)) < 0) {
+		conf_warn(ps, "Invalid goal for %s, ignoring: %s", device, err);
+		return 0;
+	}
+	ng = (struct conf_goal) {
+		.device = g ? NULL : strdup(device),
+		.goal = strdup(v),
+		.where = where_dup(ps),
+	};
+	if ((!g && !ng.device) || !ng.goal || !ng.where) {
+		conf_goal_done(&ng);
+		return -ENOMEM;
+	}
+	if (g) {
+		if (from_this_file(ps, g))
+			conf_warn(ps, "Duplicate goal for %s, overriding the one at line %s.", device,
+				  strrchr(g->where, ':') + 1);
+		free(g->goal);
+		free(g->where);
+		g->goal = ng.goal;
+		g->where = ng.where;
+		return 0;
+	}
+	n = reallocarray(c->goals, c->n_goals + 1, sizeof(*n));
+	if (!n) {
+		conf_goal_done(&ng);
+		return -ENOMEM;
+	}
+	c->goals = n;
+	c->goals[c->n_goals++] = ng;
+	return 0;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse *ps = user;
+	const char *key = ps->buf, *v;
+	char *eq;
+	size_t n;
+	int r;
+
+	/* Split our copy of the line, in place: inih splits at ':' too. */
+	eq = strchr(ps->buf, '=');
+	if (!eq)
+		return 1;	/* not reached: the reader passes no such line */
+	n = (size_t)(eq - ps->buf);
+	while (n > 0 && is_blank(ps->buf[n - 1]))
+		n--;
+	v = eq + 1;
+	while (is_blank(*v))
+		v++;
+	if (n == 0) {
+		conf_warn(ps, "Missing key name before '=', ignoring line.");
+		return 1;
+	}
+	ps->buf[n] = 0;		/* at or before the '=', so v is intact */
+
+	switch (ps->section) {
+	case SECTION_NONE:
+		conf_warn(ps, "Assignment outside of section. Ignoring.");
+		return 1;
+	case SECTION_IGNORED:
+		return 1;
+	case SECTION_TUNER:
+		r = tuner_key(ps, key, v);
+		break;
+	case SECTION_GOALS:
+		r = goals_key(ps, key, v);
+		break;
+	default:
+		return 1;
+	}
+	if (r == -ENOMEM) {
+		ps->oom = true;
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_text(struct conf *c, const char *text, size_t len, const char *name,
+		      struct origin *origin)
+{
+	struct parse ps = {
+		.c = c,
+		.origin = origin,
+		.name = name ?: "(config)",
+		.p = text,
+	};
+
+	if (!text)
+		return 0;
+	ps.end = text + len;
+	/* inih's return value names the first line it disliked: the reader
+	 * and handler have warned about every such line already. */
+	(void)ini_parse_stream(reader, &ps, handler, &ps);
+	return ps.oom ? -ENOMEM : 0;
+}
+
+int conf_parse_text(struct conf *c, const char *text, size_t len, const char *name)
+{
+	struct origin o = {};
+	int r;
+
+	r = parse_text(c, text, len, name, &o);
+	free(o.interval);
+	free(o.settle);
+	return r;
+}
+
+/* The whole file, NUL-terminated. 0 and *ret = NULL: nothing to parse
+ * (missing; or not a regular file or too big, warned about). */
+static int read_file(const char *path, char **ret, size_t *ret_len, struct conf *c)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t n = 0;
+
+	*ret = NULL;
+	*ret_len = 0;
+	/* O_NONBLOCK: a FIFO in place of the file must not hang the daemon. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return log_error_errno(negative_errno(), "Failed to open %s: %m", path);
+	}
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(negative_errno(), "Failed to stat %s: %m", path);
+	if (!S_ISREG(st.st_mode)) {
+		log_warning("%s: Not a regular file, ignoring.", path);
+		c->warnings++;
+		return 0;
+	}
+	if (st.st_size > CONF_FILE_MAX) {
+		log_warning("%s: File too large (more than %d bytes), ignoring.", path, CONF_FILE_MAX);
+		c->warnings++;
+		return 0;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	/* The file may change under us: never read past the buffer. */
+	while (n < (size_t)st.st_size) {
+		ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return log_error_errno(negative_errno(), "Failed to read %s: %m", path);
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = 0;
+	*ret = TAKE_PTR(buf);
+	*ret_len = n;
+	return 0;
+}
+
+static int load_file(struct conf *c, const char *path, struct origin *o)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	r = read_file(path, &text, &len, c);
+	if (r < 0 || !text)
+		return r;
+	log_debug("Reading %s", path);
+	return parse_text(c, text, len, path, o);
+}
+
+/* Hidden files are editor and package manager leftovers. */
+static int dropin_filter(const struct dirent *de)
+{
+	size_t l = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && l > strlen(".conf") &&
+		strcmp(de->d_name + l - strlen(".conf"), ".conf") == 0;
+}
+
+/* Byte order, not the locale's (alphasort): the order must not depend on LANG. */
+static int dropin_cmp(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int load_dropins(struct conf *c, const char *dir, struct origin *o)
+{
+	struct dirent **list = NULL;
+	int n, r = 0;
+
+	n = scandir(dir, &list, dropin_filter, dropin_cmp);
+	if (n < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return log_error_errno(negative_errno(), "Failed to read %s: %m", dir);
+	}
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *path = NULL;
+
+		if (r >= 0 && asprintf(&path, "%s/%s", dir, list[i]->d_name) < 0)
+			r = -ENOMEM;
+		if (r >= 0)
+			r = load_file(c, path, o);
+		free(list[i]);
+	}
+	free(list);
+	return r;
+}
+
+/*
+ * Settle= must be shorter than Interval=, but either may come from any file:
+ * checked once everything is read, and only when both are set here (the
+ * command line may override either; the daemon checks what it ends up with).
+ */
+static void check_settle(struct conf *c, const struct origin *o)
+{
+	char a[DURATION_BUF_MAX], b[DURATION_BUF_MAX];
+
+	if (!c->has_settle || !c->has_interval || c->settle_ns < c->interval_ns)
+		return;
+	log_warning("%s: Settle=%s is not shorter than Interval=%s, ignoring.", o->settle ?: "(config)",
+		    format_duration(a, sizeof(a), c->settle_ns),
+		    format_duration(b, sizeof(b), c->interval_ns));
+	c->has_settle = false;
+	c->warnings++;
+}
+
+int conf_load(struct conf *c, const char *path, const char *dropin_dir)
+{
+	struct origin o = {};
+	int r = 0;
+
+	if (path)
+		r = load_file(c, path, &o);
+	if (r >= 0 && dropin_dir)
+		r = load_dropins(c, dropin_dir, &o);
+	if (r >= 0)
+		check_settle(c, &o);
+	free(o.interval);
+	free(o.settle);
+	return r;
+}
+
+void conf_done(struct conf *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_goals; i++)
+		conf_goal_done(&c->goals[i]);
+	free(c->goals);
+	free(c->record_path);
+	memset(c, 0, sizeof(*c));
+}

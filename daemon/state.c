@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kyber_tuned.pb-c.h"
+#include "macro.h"
+#include "state.h"
+
+/* A state file is a few KiB; anything much bigger is not ours. */
+#define STATE_FILE_MAX (4 * 1024 * 1024)
+#define STATE_DEVICES_MAX 4096
+
+static char *dup_str(const char *s, bool *oom)
+{
+	char *c;
+
+	if (!s || !*s)
+		return NULL;
+	c = strdup(s);
+	if (!c)
+		*oom = true;
+	return c;
+}
+
+/* ---------------------------------------------------------------- state */
+
+static void state_device_done(struct state_device *d)
+{
+	free(d->id);
+	free(d->name);
+	free(d->goal);
+	memset(d, 0, sizeof(*d));
+}
+
+void state_done(struct state *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		state_device_done(&s->devs[i]);
+	free(s->devs);
+	s->devs = NULL;
+	s->n = 0;
+}
+
+struct state_device *state_find(struct state *s, const char *id)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->devs[i].id, id) == 0)
+			return &s->devs[i];
+	return NULL;
+}
+
+int state_put(struct state *s, const struct state_device *d)
+{
+	struct state_device copy = *d, *slot;
+	bool oom = false;
+
+	if (!d->id || !*d->id)
+		return -EINVAL;
+	copy.id = dup_str(d->id, &oom);
+	copy.name = dup_str(d->name, &oom);
+	copy.goal = dup_str(d->goal, &oom);
+	if (oom) {
+		state_device_done(&copy);
+		return -ENOMEM;
+	}
+	slot = state_find(s, d->id);
+	if (!slot) {
+		struct state_device *v = realloc(s->devs, (s->n + 1) * sizeof(*v));
+
+		if (!v) {
+			state_device_done(&copy);
+			return -ENOMEM;
+		}
+		s->devs = v;
+		slot = &s->devs[s->n++];
+	} else
+		state_device_done(slot);
+	*slot = copy;
+	return 0;
+}
+
+void state_remove(struct state *s, const char *id)
+{
+	struct state_device *d = state_find(s, id);
+
+	if (!d)
+		return;
+	state_device_done(d);
+	*d = s->devs[--s->n];
+}
+
+int state_decode(const uint8_t *buf, size_t len, struct state *out)
+{
+	Kybertune__State *m;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len > STATE_FILE_MAX)
+		return -EBADMSG;
+	m = kybertune__state__unpack(NULL, len, buf);
+	if (!m)
+		return -EBADMSG;
+	if (m->version != STATE_VERSION || m->n_devices > STATE_DEVICES_MAX) {
+		r = -EBADMSG;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n_devices; i++) {
+		const Kybertune__DeviceState *p = m->devices[i];
+		struct state_device d = {
+			.id = p->device_id, .name = p->name, .goal = p->goal,
+			.read_target_ns = p->read_target_ns, .write_target_ns = p->write_target_ns,
+			.write_ref_p99_ns = p->write_ref_p99_ns, .write_ref_iops = p->write_ref_iops,
+			.read_floor_ns = p->read_floor_ns, .updated_ns = p->updated_ns,
+		};
+
+		if (!p->device_id || !*p->device_id) {
+			r = -EBADMSG;
+			goto out;
+		}
+		r = state_put(out, &d);
+		if (r < 0)
+			goto out;
+	}
+out:
+	kybertune__state__free_unpacked(m, NULL);
+	if (r < 0)
+		state_done(out);
+	return r;
+}
+
+int state_encode(const struct state *s, uint8_t **ret, size_t *ret_len)
+{
+	Kybertune__State m = KYBERTUNE__STATE__INIT;
+	_cleanup_free_ Kybertune__DeviceState *devs = NULL;
+	_cleanup_free_ Kybertune__DeviceState **ptrs = NULL;
+	uint8_t *buf;
+	size_t n;
+
+	devs = calloc(s->n + 1, sizeof(*devs));
+	ptrs = calloc(s->n + 1, sizeof(*ptrs));
+	if (!devs || !ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct state_device *d = &s->devs[i];
+
+		kybertune__device_state__init(&devs[i]);
+		/* protobuf-c wants "" for empty strings, never NULL */
+		devs[i].device_id = d->id;
+		devs[i].name = d->name ? d->name : (char *)"";
+		devs[i].goal = d->goal ? d->goal : (char *)"";
+		devs[i].read_target_ns = d->read_target_ns;
+		devs[i].write_target_ns = d->write_target_ns;
+		devs[i].write_ref_p99_ns = d->write_ref_p99_ns;
+		devs[i].write_ref_iops = d->write_ref_iops;
+		devs[i].read_floor_ns = d->read_floor_ns;
+		devs[i].updated_ns = d->updated_ns;
+		ptrs[i] = &devs[i];
+	}
+	m.version = STATE_VERSION;
+	m.n_devices = s->n;
+	m.devices = ptrs;
+	n = kybertune__state__get_packed_size(&m);
+	buf = malloc(n ? n : 1);
+	if (!buf)
+		return -ENOMEM;
+	kybertune__state__pack(&m, buf);
+	*ret = buf;
+	*ret_len = n;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- originals */
+
+static void original_done(struct original *e)
+{
+	free(e->id);
+	free(e->name);
+	free(e->scheduler);
+	memset(e, 0, sizeof(*e));
+}
+
+void originals_done(struct originals *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		original_done(&o->v[i]);
+	free(o->v);
+	o->v = NULL;
+	o->n = 0;
+}
+
+struct original *originals_find(struct originals *o, const char *id)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (strcmp(o->v[i].id, id) == 0)
+			return &o->v[i];
+	return NULL;
+}
+
+int originals_put(struct originals *o, const struct original *e)
+{
+	struct original copy = *e, *slot;
+	bool oom = false;
+
+	if (!e->id || !*e->id || !e->scheduler || !*e->scheduler)
+		return -EINVAL;
+	copy.id = dup_str(e->id, &oom);
+	copy.name = dup_str(e->name, &oom);
+	copy.scheduler = dup_str(e->scheduler, &oom);
+	if (oom) {
+		original_done(&copy);
+		return -ENOMEM;
+	}
+	slot = originals_find(o, e->id);
+	if (!slot) {
+		struct original *v = realloc(o->v, (o->n + 1) * sizeof(*v));
+
+		if (!v) {
+			original_done(&copy);
+			return -ENOMEM;
+		}
+		o->v = v;
+		slot = &o->v[o->n++];
+	} else
+		original_done(slot);
+	*slot = copy;
+	return 0;
+}
+
+void originals_remove(struct originals *o, const char *id)
+{
+	struct original *e = originals_find(o, id);
+
+	if (!e)
+		return;
+	original_done(e);
+	*e = o->v[--o->n];
+}
+
+int originals_decode(const uint8_t *buf, size_t len, struct originals *out)
+{
+	Kybertune__Originals *m;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len > STATE_FILE_MAX)
+		return -EBADMSG;
+	m = kybertune__originals__unpack(NULL, len, buf);
+	if (!m)
+		return -EBADMSG;
+	if (m->version != STATE_VERSION || m->n_devices > STATE_DEVICES_MAX) {
+		r = -EBADMSG;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n_devices; i++) {
+		const Kybertune__Original *p = m->devices[i];
+		struct original e = {
+			.id = p->device_id, .name = p->name, .scheduler = p->scheduler,
+			.was_kyber = p->was_kyber, .read_target_ns = p->read_target_ns,
+			.write_target_ns = p->write_target_ns,
+		};
+
+		r = originals_put(out, &e);
+		if (r < 0) {
+			r = r == -EINVAL ? -EBADMSG : r;
+			goto out;
+		}
+	}
+out:
+	kybertune__originals__free_unpacked(m, NULL);
+	if (r < 0)
+		originals_done(out);
+	return r;
+}
+
+int originals_encode(const struct originals *o, uint8_t **ret, size_t *ret_len)
+{
+	Kybertune__Originals m = KYBERTUNE__ORIGINALS__INIT;
+	_cleanup_free_ Kybertune__Original *v = NULL;
+	_cleanup_free_ Kybertune__Original **ptrs = NULL;
+	uint8_t *buf;
+	size_t n;
+
+	v = calloc(o->n + 1, sizeof(*v));
+	ptrs = calloc(o->n + 1, sizeof(*ptrs));
+	if (!v || !ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->n; i++) {
+		kybertune__original__init(&v[i]);
+		v[i].device_id = o->v[i].id;
+		v[i].name = o->v[i].name ? o->v[i].name : (char *)"";
+		v[i].scheduler = o->v[i].scheduler;
+		v[i].was_kyber = o->v[i].was_kyber;
+		v[i].read_target_ns = o->v[i].read_target_ns;
+		v[i].write_target_ns = o->v[i].write_target_ns;
+		ptrs[i] = &v[i];
+	}
+	m.version = STATE_VERSION;
+	m.n_devices = o->n;
+	m.devices = ptrs;
+	n = kybertune__originals__get_packed_size(&m);
+	buf = malloc(n ? n : 1);
+	if (!buf)
+		return -ENOMEM;
+	kybertune__originals__pack(&m, buf);
+	*ret = buf;
+	*ret_len = n;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- files */
+
+static int read_file(const char *path, uint8_t **ret, size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t n = 0;
+	struct stat st;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode) || st.st_size > STATE_FILE_MAX)
+		return -EBADMSG;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (n < (size_t)st.st_size) {
+		ssize_t l = read(fd, buf + n, (size_t)st.st_size - n);
+
+		if (l < 0)
+			return negative_errno();
+		if (l == 0)
+			break;
+		n += (size_t)l;
+	}
+	*ret = TAKE_PTR(buf);
+	*ret_len = n;
+	return 0;
+}
+
+int write_file_atomic(const char *path, const uint8_t *data, size_t len)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	_cleanup_close_ int fd = -1, dfd = -1;
+	size_t off = 0;
+	int r;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return negative_errno();
+	while (off < len) {
+		ssize_t l = write(fd, data + off, len - off);
+
+		if (l < 0) {
+			r = negative_errno();
+			goto fail;
+		}
+		off += (size_t)l;
+	}
+	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
+		r = negative_errno();
+		goto fail;
+	}
+	/* The rename itself must be on disk too. */
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		(void)fsync(dfd);
+	return 0;
+fail:
+	(void)unlink(tmp);
+	return r;
+}
+
+int state_load(const char *path, struct state *out)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t n;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = read_file(path, &buf, &n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return state_decode(buf, n, out);
+}
+
+int state_save(const char *path, const struct state *s)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t n;
+	int r;
+
+	r = state_encode(s, &buf, &n);
+	if (r < 0)
+		return r;
+	return write_file_atomic(path, buf, n);
+}
+
+int originals_load(const char *path, struct originals *out)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t n;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = read_file(path, &buf, &n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return originals_decode(buf, n, out);
+}
+
+int originals_save(const char *path, const struct originals *o)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t n;
+	int r;
+
+	r = originals_encode(o, &buf, &n);
+	if (r < 0)
+		return r;
+	return write_file_atomic(path, buf, n);
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests: the state and originals files and the flight record reader
+ * (daemon/state.c, daemon/record.c), without root: a temporary directory. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "record.h"
+#include "state.h"
+
+static char dir[] = "/tmp/kt-test-state-XXXXXX";
+
+static void make_state(struct state *s)
+{
+	struct state_device a = { .id = "wwn-0x5000", .name = "nvme0n1", .goal = "read-p99=100us mode=latency",
+				  .read_target_ns = 80000, .write_target_ns = 1200000,
+				  .write_ref_p99_ns = 900000, .write_ref_iops = 15234.5,
+				  .read_floor_ns = 40000, .updated_ns = 1700000000000000000ull };
+	struct state_device b = { .id = "name:loop3", .name = "loop3" };
+
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(state_put(s, &a), 0);
+	assert_int_equal(state_put(s, &b), 0);
+}
+
+static void assert_state_equal(const struct state *x, const struct state *y)
+{
+	assert_int_equal(x->n, y->n);
+	for (size_t i = 0; i < x->n; i++) {
+		const struct state_device *a = &x->devs[i], *b = &y->devs[i];
+
+		assert_string_equal(a->id, b->id);
+		assert_true((a->name == NULL) == (b->name == NULL));
+		if (a->name)
+			assert_string_equal(a->name, b->name);
+		assert_true((a->goal == NULL) == (b->goal == NULL));
+		if (a->goal)
+			assert_string_equal(a->goal, b->goal);
+		assert_int_equal(a->read_target_ns, b->read_target_ns);
+		assert_int_equal(a->write_target_ns, b->write_target_ns);
+		assert_int_equal(a->write_ref_p99_ns, b->write_ref_p99_ns);
+		assert_true(a->write_ref_iops == b->write_ref_iops);
+		assert_int_equal(a->read_floor_ns, b->read_floor_ns);
+		assert_int_equal(a->updated_ns, b->updated_ns);
+	}
+}
+
+static void test_state_round_trip(void **unused)
+{
+	struct state s, back;
+	uint8_t *buf;
+	size_t len;
+
+	make_state(&s);
+	assert_int_equal(state_encode(&s, &buf, &len), 0);
+	assert_int_equal(state_decode(buf, len, &back), 0);
+	assert_state_equal(&s, &back);
+	assert_null(back.devs[1].goal);
+	free(buf);
+	state_done(&back);
+	state_done(&s);
+}
+
+static void test_state_put_replaces_and_remove(void **unused)
+{
+	struct state s;
+	struct state_device a2 = { .id = "wwn-0x5000", .goal = "read-p99=2ms mode=latency" };
+
+	make_state(&s);
+	assert_int_equal(state_put(&s, &a2), 0);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(state_find(&s, "wwn-0x5000")->goal, "read-p99=2ms mode=latency");
+	assert_null(state_find(&s, "wwn-0x5000")->name);
+	state_remove(&s, "wwn-0x5000");
+	assert_int_equal(s.n, 1);
+	assert_null(state_find(&s, "wwn-0x5000"));
+	assert_non_null(state_find(&s, "name:loop3"));
+	state_remove(&s, "not-there");
+	assert_int_equal(s.n, 1);
+	assert_int_equal(state_put(&s, &(struct state_device) { .id = "" }), -EINVAL);
+	state_done(&s);
+}
+
+static void test_state_bad_input(void **unused)
+{
+	struct state s, back;
+	uint8_t *buf;
+	size_t len;
+
+	/* Not a protobuf message at all. */
+	assert_int_equal(state_decode((const uint8_t *)"\xff\xff\xff", 3, &back), -EBADMSG);
+	assert_int_equal(back.n, 0);
+	/* Every truncation of a good file is refused or decodes to fewer devices;
+	 * none crashes or invents a device. */
+	make_state(&s);
+	assert_int_equal(state_encode(&s, &buf, &len), 0);
+	for (size_t cut = 0; cut < len; cut++) {
+		int r = state_decode(buf, cut, &back);
+
+		assert_true(r == 0 || r == -EBADMSG);
+		if (r == 0)
+			assert_true(back.n < s.n || cut == 0);
+		state_done(&back);
+	}
+	free(buf);
+	state_done(&s);
+	/* An empty message has version 0: not ours. */
+	assert_int_equal(state_decode((const uint8_t *)"", 0, &back), -EBADMSG);
+	/* Version 2 (field 1 varint 2) is refused, not misread. */
+	assert_int_equal(state_decode((const uint8_t *)"\x08\x02", 2, &back), -EBADMSG);
+	/* A device without an id (field 2, empty DeviceState) is refused. */
+	assert_int_equal(state_decode((const uint8_t *)"\x08\x01\x12\x00", 4, &back), -EBADMSG);
+}
+
+static int count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void test_state_files(void **unused)
+{
+	char path[PATH_MAX];
+	struct state s, back;
+	struct stat st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE);
+	/* Missing: an empty state, not an error. */
+	assert_int_equal(state_load(path, &back), 0);
+	assert_int_equal(back.n, 0);
+	make_state(&s);
+	assert_int_equal(state_save(path, &s), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(state_load(path, &back), 0);
+	assert_state_equal(&s, &back);
+	state_done(&back);
+	/* Saved again (a replace): no temporary file is left beside it. */
+	assert_int_equal(state_save(path, &s), 0);
+	assert_int_equal(count_entries(dir), 1);
+	/* Garbage: -EBADMSG and an empty state. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("\x0a\xff\xff\xff\xff\x0fgarbage", f);
+	fclose(f);
+	assert_int_equal(state_load(path, &back), -EBADMSG);
+	assert_int_equal(back.n, 0);
+	/* A directory where the file should be: an error, not a crash. */
+	assert_int_equal(state_save(dir, &s) < 0, 1);
+	state_done(&s);
+	unlink(path);
+}
+
+static void test_originals(void **unused)
+{
+	struct originals o = { 0 }, back;
+	struct original a = { .id = "name:loop0", .name = "loop0", .scheduler = "none" };
+	struct original b = { .id = "wwn-1", .name = "sda", .scheduler = "kyber", .was_kyber = true,
+			      .read_target_ns = 3000000, .write_target_ns = 20000000 };
+	char path[PATH_MAX];
+
+	assert_int_equal(originals_put(&o, &a), 0);
+	assert_int_equal(originals_put(&o, &b), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, ORIGINALS_FILE);
+	assert_int_equal(originals_save(path, &o), 0);
+	assert_int_equal(originals_load(path, &back), 0);
+	assert_int_equal(back.n, 2);
+	assert_string_equal(originals_find(&back, "wwn-1")->scheduler, "kyber");
+	assert_true(originals_find(&back, "wwn-1")->was_kyber);
+	assert_int_equal(originals_find(&back, "wwn-1")->write_target_ns, 20000000);
+	assert_false(originals_find(&back, "name:loop0")->was_kyber);
+	originals_remove(&back, "name:loop0");
+	assert_int_equal(back.n, 1);
+	assert_null(originals_find(&back, "name:loop0"));
+	originals_done(&back);
+	originals_done(&o);
+	assert_int_equal(originals_decode((const uint8_t *)"\x08\x07", 2, &back), -EBADMSG);
+	unlink(path);
+}
+
+static void test_record_reader(void **unused)
+{
+	Kybertune__IntervalRecord rec = KYBERTUNE__INTERVAL_RECORD__INIT, *got;
+	uint8_t buf[512];
+	size_t len = 0, off = 0, n;
+
+	/* Two records, length-delimited, as the recorder writes them. */
+	for (int i = 0; i < 2; i++) {
+		rec.time_ns = 1000 + i;
+		rec.device = i ? "loop1" : "loop0";
+		n = kybertune__interval_record__get_packed_size(&rec);
+		len += varint_encode(n, buf + len);
+		len += kybertune__interval_record__pack(&rec, buf + len);
+	}
+	assert_int_equal(record_next(buf, len, &off, &got), 1);
+	assert_int_equal(got->time_ns, 1000);
+	assert_string_equal(got->device, "loop0");
+	kybertune__interval_record__free_unpacked(got, NULL);
+	assert_int_equal(record_next(buf, len, &off, &got), 1);
+	assert_string_equal(got->device, "loop1");
+	kybertune__interval_record__free_unpacked(got, NULL);
+	assert_int_equal(record_next(buf, len, &off, &got), 0);
+	/* A torn last record (a crash mid-append) is -EBADMSG and does not
+	 * move the offset: a reader stops there. */
+	off = 0;
+	assert_int_equal(record_next(buf, len - 3, &off, &got), 1);
+	kybertune__interval_record__free_unpacked(got, NULL);
+	n = off;
+	assert_int_equal(record_next(buf, len - 3, &off, &got), -EBADMSG);
+	assert_int_equal(off, n);
+	/* A length beyond the buffer, and an over-long varint. */
+	off = 0;
+	assert_int_equal(record_next((const uint8_t *)"\x7f\x00", 2, &off, &got), -EBADMSG);
+	assert_int_equal(record_next((const uint8_t *)"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11,
+				     &off, &got), -EBADMSG);
+}
+
+static void test_varint(void **unused)
+{
+	static const uint64_t values[] = { 0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX, UINT64_MAX };
+	uint8_t b[10];
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		size_t n = varint_encode(values[i], b);
+
+		assert_int_equal(varint_decode(b, n, &v), n);
+		assert_true(v == values[i]);
+		if (n > 1)
+			assert_int_equal(varint_decode(b, n - 1, &v), 0);
+	}
+}
+
+static int setup(void **unused)
+{
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **unused)
+{
+	return rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_round_trip),
+		cmocka_unit_test(test_state_put_replaces_and_remove),
+		cmocka_unit_test(test_state_bad_input),
+		cmocka_unit_test(test_state_files),
+		cmocka_unit_test(test_originals),
+		cmocka_unit_test(test_record_reader),
+		cmocka_unit_test(test_varint),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
