@@ -94,6 +94,7 @@ void controller_relearn(struct controller *c)
 	c->probe_pending = false;
 	c->interference_seen = false;
 	c->floor_bound = false;
+	c->floor_cap_hits = 0;
 	c->bad_depth = c->bad_depth_age = 0;
 	c->o8_strikes = 0;
 	c->o8_hold = 0;

@@ -86,6 +86,7 @@ struct controller {
 	bool grow_pulse;		/* this decision lets writes grow briefly */
 	bool short_pulse;		/* ... for about one Kyber evaluation */
 	bool floor_bound;		/* write-iops-min held writes back while the goal was missed */
+	unsigned floor_cap_hits;	/* intervals at the floor's slowdown cap, goal missed */
 	unsigned o8_strikes, o8_hold;
 	double o8_metric;		/* read metric when O-8 was concluded */
 	/* Workload signature for shift detection. */

@@ -82,6 +82,11 @@ bool ctl_o8_evidence(struct controller *c, const struct ctl_sample *s, uint64_t 
 		     4 * s->write.kyber_depth <= c->probe_write_depth);
 	if (!throttled)
 		return false;
+	/* An interval in which Kyber still moved the write depth mixes the
+	 * old depth's reads in: no evidence either way (a noisy host makes
+	 * those look like "no gain"). */
+	if (s->write.kyber_depth && s->write.kyber_depth != c->prev_write_depth)
+		return false;
 	if ((double)metric < 0.9 * c->probe_metric) {
 		c->probe_pending = false;	/* throttling helps reads */
 		c->o8_strikes = 0;
@@ -113,6 +118,7 @@ static void engage(struct controller *c, const struct ctl_sample *s, uint64_t me
 	c->step = c->p.step_init;
 	c->last_dir = 1;
 	c->relax_streak = c->infeasible_streak = 0;
+	c->floor_cap_hits = 0;
 	c->o8_strikes = 0;
 	probe(c, s, metric);
 	d->targets.read_ns = protect_read_target(c, s);
@@ -142,10 +148,26 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 		c->bad_depth = s->write.kyber_depth;
 		c->bad_depth_age = 0;
 	}
-	if (floor_depth || (at_ceiling && c->k >= k_cap)) {
+	/*
+	 * write-iops-min caps the slowdown at k_cap. The cap binds when writes
+	 * run near the floor, or when the tuner keeps meeting it (Kyber swings
+	 * writes around a write target at the cap on its own: some intervals
+	 * read as "at the ceiling", some as "still cutting"). Once found
+	 * binding (floor_bound) the verdict stands until reads meet the goal:
+	 * each swing is no news.
+	 */
+	bool floored = g->write_iops_min && k_cap < c->p.k_max;
+	bool at_cap = at_ceiling && c->k >= k_cap;
+
+	if (floored && at_cap && metric > g->read_ns)
+		c->floor_cap_hits++;
+	if (floored && at_cap && metric > g->read_ns &&
+	    (s->write.iops < 1.25 * (double)g->write_iops_min || c->floor_cap_hits >= 4))
+		c->floor_bound = true;
+	if (floor_depth || at_cap || c->floor_bound) {
 		c->infeasible_streak += metric > g->read_ns;
-		d->state = c->infeasible_streak >= 2 ? CTL_INFEASIBLE : CTL_TRACKING;
-		if (!floor_depth && k_cap < c->p.k_max)
+		d->state = c->infeasible_streak >= 2 || c->floor_bound ? CTL_INFEASIBLE : CTL_TRACKING;
+		if (!floor_depth && floored)
 			ctl_say(d, "read P%g %s %s goal %s with writes at write-iops-min=%llu: holding",
 			    g->read_pct, m, rel, gl, (unsigned long long)g->write_iops_min);
 		else

@@ -233,7 +233,7 @@ def test_infeasible_goal(daemon_factory, flash):
         res = fio.run(flash.path, jobs(), runtime_s=10, ramp_s=4)
         lines = stop_tuner(d)
         d = start_tuner(daemon_factory, flash, "read-p99=10us write-iops-min=8k")
-        floor = fio.run(flash.path, jobs(), runtime_s=10, ramp_s=4)
+        floor = fio.run(flash.path, jobs(), runtime_s=20, ramp_s=4)
         floor_lines = stop_tuner(d)
     tuned_p99 = res["r"].read_clat_ns[99.0]
     print(f"\nstatic 50us/100ms: read P99 {static_p99 / 1e3:.0f} us, write {static_w:.0f}; tuned: "
@@ -251,8 +251,16 @@ def test_infeasible_goal(daemon_factory, flash):
     assert depths.count(1) >= 0.7 * len(depths), depths
     assert tuned_p99 <= static_p99 * 1.25
     assert floor["w"].write_iops >= 8000 * 0.95
-    floor_states = [l["tuner"]["state"] for l in floor_lines[5:-2]]
-    assert floor_states.count("infeasible") >= 0.7 * len(floor_states), floor_states
+    # With a floor the tuner may only ask for a 2x write slowdown, so Kyber
+    # walks the write depth down in small steps; how long that takes varies
+    # (3-11 s here). Judged: it settles on infeasible within 18 s, stays
+    # there, and the settled intervals keep writes above the floor.
+    floor_states = [l["tuner"]["state"] for l in floor_lines[:-2]]
+    assert "infeasible" in floor_states[:18], floor_states
+    settled = floor_lines[floor_states.index("infeasible"):-2]
+    assert all(l["tuner"]["state"] == "infeasible" for l in settled), floor_states
+    settled_w = sorted(l["ops"]["write"]["iops"] for l in settled)
+    assert settled_w[len(settled_w) // 2] >= 8000 * 0.95, settled_w
 
 
 def test_override_and_resume(daemon_factory, flash):
