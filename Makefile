@@ -4,7 +4,7 @@
 #   make         build BPF objects, skeletons, daemon, CLI, protobuf code, test device
 #   make check   deps + build + unit tests (ASan/UBSan) + real-kernel tests (root)
 #   make demo    deps + build + the tuner demo on the flash-model device (root)
-#   make bench   benchmarks, written into docs/BENCHMARKS.md (root)
+#   make bench   benchmarks, written into docs/BENCHMARKS.md (root; bench-full: all of them)
 #
 # All outputs go to $(BUILD)/.
 
@@ -77,7 +77,7 @@ HEADERS := $(wildcard daemon/*.h bpf/*.h)
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps check unit-test kernel-test demo bench bench-observer clean lint fuzz man install uninstall
+.PHONY: all deps check unit-test kernel-test demo bench bench-full bench-observer clean lint fuzz man install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -228,7 +228,21 @@ demo: deps
 	$(MAKE) all
 	$(PYTHON) tests/demo.py
 
-bench: bench-observer
+# Benchmarks write their sections of docs/BENCHMARKS.md (root; never two at
+# once: each holds the machine-wide I/O lock). Quick mode: baselines with a
+# 4 x 4 grid, then the scenarios (shift, ext4, device kinds, daemon cost).
+bench: deps
+	$(MAKE) all
+	$(PYTHON) bench/baselines.py
+	$(PYTHON) bench/scenarios.py
+
+# Full mode: the study's 10 x 10 grid, more and longer rounds, and the
+# observer's cost beside biolatency.
+bench-full: deps
+	$(MAKE) all
+	$(PYTHON) bench/baselines.py --full
+	$(PYTHON) bench/scenarios.py --full
+	$(PYTHON) bench/observer_cost.py
 
 # The observer's cost (ns per event, IOPS loss) beside biolatency; writes
 # its section of docs/BENCHMARKS.md.

@@ -36,7 +36,6 @@ import datetime
 import glob
 import json
 import os
-import platform
 import signal
 import statistics
 import subprocess
@@ -44,17 +43,15 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tests"))
-import conftest  # noqa: E402  (also puts tests/lib on sys.path)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
+from benchlib import machine, verdict  # noqa: E402
+import conftest  # noqa: E402
 import fio  # noqa: E402
 import testdev  # noqa: E402
 
 BIOLATENCY = "/usr/sbin/biolatency"
-DOC = os.path.join(REPO, "docs", "BENCHMARKS.md")
-DOC_HEADER = ("# kyber-tuned benchmarks\n\n"
-              "Everything below is written by the benchmark scripts; do not edit by hand.\n")
-BEGIN, END = "<!-- BEGIN observer-cost -->", "<!-- END observer-cost -->"
+SECTION = "observer-cost"
 STATS_SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
 OUR_PROGS = ("btf_rq_insert", "btf_rq_issue", "btf_rq_requeue", "btf_rq_merge",
              "btf_rq_complete", "btf_kyber_latency", "btf_kyber_adjust",
@@ -243,10 +240,6 @@ def per_io_ns(costs, tool, scheduler):
     return sum(p[2] for p in c["progs"]) / max(c["ios"], 1)
 
 
-def verdict(ok, text):
-    return f"- **{'MET' if ok else 'MISSED'}**: {text}"
-
-
 def target_lines(costs, summary):
     ours = [(ns_per_event(cnt, ns), name, c["scheduler"], cnt / max(c["ios"], 1))
             for c in costs if c["tool"] == "kyber-tuned" for name, cnt, ns in c["progs"] if cnt]
@@ -276,16 +269,6 @@ def target_lines(costs, summary):
                          + f" (the baseline's min–max spread is {(hi - lo) / med * 100:.1f}% of "
                          "its median: smaller differences are within noise)"))
     return lines
-
-
-def machine():
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"Linux {platform.release()}, {model}, {os.cpu_count()} CPUs"
 
 
 def biolatency_version():
@@ -324,25 +307,6 @@ def render(args, costs, iops, command):
     ]) + "\n"
 
 
-def write_section(body):
-    try:
-        with open(DOC) as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = DOC_HEADER
-    section = f"{BEGIN}\n{body}{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    os.makedirs(os.path.dirname(DOC), exist_ok=True)
-    tmp = DOC + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, DOC)
-
-
 # ------------------------------------------------------------ main
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -362,18 +326,10 @@ def parse_args(argv):
 
 
 def preflight():
-    if os.geteuid() != 0:
-        sys.exit("observer_cost.py: needs root (loads BPF, creates loop devices)")
+    benchlib.require_root("observer_cost.py")
     for path in (conftest.KYBER_TUNED, BIOLATENCY):
         if not os.access(path, os.X_OK):
             sys.exit(f"observer_cost.py: {path} missing: run make (and make deps) first")
-
-
-def on_signal(signum, frame):
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, signal.SIG_IGN)  # let the cleanup finish undisturbed
-    print(f"observer_cost.py: {signal.Signals(signum).name}, cleaning up", file=sys.stderr)
-    raise SystemExit(128 + signum)
 
 
 def run(args):
@@ -401,18 +357,12 @@ def run(args):
 def main(argv):
     args = parse_args(argv)
     preflight()
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        if signal.getsignal(s) != signal.SIG_IGN:  # respect nohup and friends
-            signal.signal(s, on_signal)
+    benchlib.catch_signals()
     with fio.io_lock():
         costs, iops = run(args)
-    command = ("make bench-observer" if not argv else
-               "/usr/bin/python3 bench/observer_cost.py " + " ".join(argv))
+    command = benchlib.regenerate_command("observer_cost.py", argv, {(): "make bench-observer"})
     body = render(args, costs, iops, command)
-    print(body)
-    if not args.no_write:
-        write_section(body)
-        print(f"written to {os.path.relpath(DOC, REPO)}", file=sys.stderr)
+    benchlib.publish(SECTION, body, not args.no_write)
     return 0
 
 

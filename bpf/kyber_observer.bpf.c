@@ -20,6 +20,9 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define REQ_OP_BITS_MASK	0xff
+#ifndef EEXIST
+#define EEXIST			17	/* vmlinux.h has no errno values */
+#endif
 
 /* Kernel dev_t of the whole disk -> slot. Filled by the daemon. */
 struct {
@@ -107,6 +110,15 @@ static __always_inline __u32 rq_data_len(struct request *rq, bool btf)
 	return btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 }
 
+/* A request allocated from scheduler tags: the queue has an elevator, and
+ * the request normally went through insert before its issue. */
+static __always_inline bool rq_has_sched_tag(struct request *rq, bool btf)
+{
+	int tag = btf ? rq->internal_tag : BPF_CORE_READ(rq, internal_tag);
+
+	return tag >= 0;
+}
+
 static __always_inline struct kt_op_stats *stats_of(__u32 slot, __u8 op)
 {
 	__u32 key = slot * KT_OP_MAX + op;
@@ -145,6 +157,7 @@ static __always_inline int on_insert(struct request *rq, bool btf)
 	struct kt_req *r, n = {};
 	__u32 dev = rq_dev(rq, btf);
 	__u32 *slot;
+	long err;
 
 	slot = bpf_map_lookup_elem(&watched, &dev);
 	if (!slot)
@@ -154,20 +167,25 @@ static __always_inline int on_insert(struct request *rq, bool btf)
 	st = stats_of(n.slot, n.op);
 	if (!st)
 		return 0;
+	n.insert_ns = bpf_ktime_get_ns();
+	n.state = KT_REQ_QUEUED;
 
-	r = bpf_map_lookup_elem(&requests, &key);
-	if (r) {
+	/* The common case, a new request, costs one map operation: create the
+	 * entry, and look only when one exists already. */
+	err = bpf_map_update_elem(&requests, &key, &n, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		r = bpf_map_lookup_elem(&requests, &key);
+		if (!r)
+			return 0;
 		/* A requeued request coming back keeps its first insert time. */
 		if (r->state == KT_REQ_QUEUED && (r->flags & KT_REQ_F_REQUEUED))
 			return 0;
 		/* Anything else is a recycled request whose end we missed. */
 		forget(r);
 		st->stale++;
+		err = bpf_map_update_elem(&requests, &key, &n, BPF_ANY);
 	}
-
-	n.insert_ns = bpf_ktime_get_ns();
-	n.state = KT_REQ_QUEUED;
-	if (bpf_map_update_elem(&requests, &key, &n, BPF_ANY)) {
+	if (err) {
 		st->dropped++;
 		return 0;
 	}
@@ -183,12 +201,35 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 	struct kt_req *r, n = {};
 	__u32 dev = rq_dev(rq, btf);
 	__u32 *slot;
+	long err;
 
 	slot = bpf_map_lookup_elem(&watched, &dev);
 	if (!slot)
 		return 0;
 
 	now = bpf_ktime_get_ns();
+	if (!rq_has_sched_tag(rq, btf)) {
+		/* No elevator: usually a direct issue, never inserted. Create
+		 * the entry in one map operation; an existing one (inserted
+		 * because the hardware queue was busy) is handled below. */
+		n.slot = *slot;
+		n.op = rq_op(rq, btf);
+		st = stats_of(n.slot, n.op);
+		if (!st)
+			return 0;
+		n.issue_ns = now;
+		n.state = KT_REQ_ISSUED;
+		err = bpf_map_update_elem(&requests, &key, &n, BPF_NOEXIST);
+		if (!err) {
+			st->issued++;
+			st->inflight++;
+			return 0;
+		}
+		if (err != -EEXIST) {
+			st->dropped++;
+			return 0;
+		}
+	}
 	r = bpf_map_lookup_elem(&requests, &key);
 	if (r) {
 		st = stats_of(r->slot, r->op);

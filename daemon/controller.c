@@ -95,7 +95,7 @@ void controller_relearn(struct controller *c)
 	c->interference_seen = false;
 	c->floor_bound = false;
 	c->floor_cap_hits = 0;
-	c->bad_depth = c->bad_depth_age = 0;
+	ctl_forget_depths(c);
 	c->o8_strikes = 0;
 	c->o8_hold = 0;
 	c->have_sig = false;
@@ -216,7 +216,7 @@ static void decide(struct controller *c, const struct ctl_sample *s,
 		c->relax_streak = c->infeasible_streak = 0;
 		c->probe_pending = c->interference_seen = false;
 		c->o8_strikes = c->o8_hold = 0;
-		c->bad_depth = c->bad_depth_age = 0;
+		ctl_forget_depths(c);
 		ctl_forget_window(c);	/* reads of the old workload */
 	} else
 		shift[0] = 0;
@@ -361,6 +361,8 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	if (d->pulse)
 		never_harmful(s, &d->pulse_targets);
 	settle_write(cur, d);
+	c->wrote_last = d->write;
+	c->pulse_from = d->pulse ? MAX(s->write.kyber_depth, 1U) : 0;
 	if (d->write)
 		ctl_forget_window(c);
 }

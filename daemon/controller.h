@@ -70,10 +70,26 @@ struct controller {
 	double shape;			/* read device P90 / read metric, smoothed */
 	double w_ref_ns, w_ref_iops;	/* writes unthrottled: P99 total, IOPS */
 	uint32_t prev_write_depth;	/* Kyber's write depth one interval ago */
-	/* Lowest write depth at which reads recently missed the goal: growth
-	 * stops short of it; forgotten slowly (bad_depth_age). */
-	uint32_t bad_depth;
-	unsigned bad_depth_age;
+	bool wrote_last;		/* the last decision wrote targets (Kyber moves depths after) */
+	uint32_t pulse_from;		/* ... a grow pulse, from this write depth (0: none) */
+	/*
+	 * What each write depth did to reads: settled intervals spent whole at
+	 * one Kyber write depth (the same depth at both ends, no target written
+	 * before it) that met / missed the goal, and grow pulses from depth d
+	 * that missed (a miss at d + 1: Kyber cuts the grown depth back within
+	 * the interval, so it never shows whole), halved every
+	 * CTL_DEPTH_DECAY intervals so that old evidence fades. bad_depth, the
+	 * lowest depth that keeps missing, is where growth stops short. A
+	 * depth is bad only on repeated misses, and never below a depth that
+	 * has met the goal reliably (reads cannot do better behind more
+	 * writes): a host stall or a GC pause misses at every depth, and must
+	 * not cap the writes at the depth it happened to catch.
+	 */
+#define CTL_DEPTH_MAX 128
+#define CTL_DEPTH_DECAY 60
+	uint8_t depth_met[CTL_DEPTH_MAX + 1], depth_missed[CTL_DEPTH_MAX + 1];
+	unsigned depth_age;
+	uint32_t bad_depth;		/* 0: none */
 	double step;
 	int last_dir;			/* +1 tightened, -1 relaxed, 0 none yet */
 	unsigned relax_streak;

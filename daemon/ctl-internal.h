@@ -51,6 +51,7 @@ bool ctl_workload_shifted(struct controller *c, const struct ctl_sample *s, char
 void ctl_learn_write_ref(struct controller *c, const struct ctl_sample *s, bool shifted);
 
 /* ctl-protect.c */
+void ctl_forget_depths(struct controller *c);
 bool ctl_o8_evidence(struct controller *c, const struct ctl_sample *s, uint64_t metric);
 void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		 uint64_t metric, struct ctl_decision *d);

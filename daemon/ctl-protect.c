@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ctl-internal.h"
 #include "parse-util.h"
@@ -33,6 +34,60 @@ static uint64_t protect_write_target(const struct controller *c, const struct ct
 	double lo = c->p.write_band_lo * (double)s->write.device_p90_ns;
 
 	return clamp_target(MAX(c->k * c->w_ref_ns, lo));
+}
+
+void ctl_forget_depths(struct controller *c)
+{
+	memset(c->depth_met, 0, sizeof(c->depth_met));
+	memset(c->depth_missed, 0, sizeof(c->depth_missed));
+	c->depth_age = 0;
+	c->bad_depth = 0;
+}
+
+/* Reads missed at this depth at least twice, in more than a quarter of its
+ * intervals. */
+static bool depth_bad(const struct controller *c, unsigned d)
+{
+	return c->depth_missed[d] >= 2 && 3 * c->depth_missed[d] > c->depth_met[d];
+}
+
+/* Reads met the goal here again and again, missing in at most a fifth. */
+static bool depth_proven(const struct controller *c, unsigned d)
+{
+	return c->depth_met[d] >= 5 && 4 * c->depth_missed[d] <= c->depth_met[d];
+}
+
+/* Record what this interval's write depth did to reads (only an interval
+ * spent whole at one depth says anything about it; after a target write
+ * only a pulse's miss does), and find the lowest bad
+ * depth above the deepest proven one. */
+static void note_depth(struct controller *c, const struct ctl_sample *s, bool met)
+{
+	unsigned d = s->write.kyber_depth, proven = 0;
+	uint8_t *n;
+
+	if (++c->depth_age >= CTL_DEPTH_DECAY) {
+		for (unsigned i = 0; i <= CTL_DEPTH_MAX; i++) {
+			c->depth_met[i] /= 2;
+			c->depth_missed[i] /= 2;
+		}
+		c->depth_age = 0;
+	}
+	n = NULL;
+	if (c->wrote_last) {
+		if (c->pulse_from && !met)	/* growing from pulse_from was too much */
+			n = &c->depth_missed[MIN(c->pulse_from + 1, (uint32_t)CTL_DEPTH_MAX)];
+	} else if (d && d <= CTL_DEPTH_MAX && d == c->prev_write_depth)
+		n = met ? &c->depth_met[d] : &c->depth_missed[d];
+	if (n && *n < UINT8_MAX)
+		(*n)++;
+	for (unsigned i = CTL_DEPTH_MAX; i >= 1 && !proven; i--)
+		if (depth_proven(c, i))
+			proven = i;
+	c->bad_depth = 0;
+	for (unsigned i = proven + 1; i <= CTL_DEPTH_MAX && !c->bad_depth; i++)
+		if (depth_bad(c, i))
+			c->bad_depth = i;
 }
 
 /* Multiplicative step that shrinks on every reversal and grows while the
@@ -142,12 +197,6 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 	const char *rel = metric > g->read_ns ? "above" : "close to";
 
 	c->relax_streak = 0;
-	/* Only a whole interval at one depth says that depth is too much. */
-	if (s->write.kyber_depth && s->write.kyber_depth == c->prev_write_depth && metric > g->read_ns &&
-	    (!c->bad_depth || s->write.kyber_depth < c->bad_depth)) {
-		c->bad_depth = s->write.kyber_depth;
-		c->bad_depth_age = 0;
-	}
 	/*
 	 * write-iops-min caps the slowdown at k_cap. The cap binds when writes
 	 * run near the floor, or when the tuner keeps meeting it (Kyber swings
@@ -225,8 +274,9 @@ static bool relax(struct controller *c, const struct ctl_sample *s, const struct
 		c->read_scale = MIN(c->p.read_scale_init, c->read_scale * 1.3);
 		ctl_say(d, "read P%g %s well under goal %s, writes at %.0f of %.0f IOPS: higher read target",
 		    g->read_pct, m, gl, s->write.iops, c->w_ref_iops);
-	} else if (losing && c->bad_depth && 5 * s->write.kyber_depth >= 4 * c->bad_depth) {
-		/* A quarter more depth missed the goal not long ago: stay. */
+	} else if (losing && c->bad_depth &&
+		   MAX(s->write.kyber_depth + 1, s->write.kyber_depth * 5 / 4) >= c->bad_depth) {
+		/* The next depth up keeps missing the goal: stay. */
 		hold_depth(c, s);
 		ctl_say(d, "read P%g %s well under goal %s, writes at %.0f IOPS; reads missed the goal at "
 		    "write depth %u: holding", g->read_pct, m, gl, s->write.iops, c->bad_depth);
@@ -266,6 +316,7 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	format_duration(m, sizeof(m), metric);
 	format_duration(gl, sizeof(gl), g->read_ns);
 	d->state = CTL_TRACKING;
+	note_depth(c, s, metric <= g->read_ns);
 	/* write-iops-min caps how much write throughput may be given up. */
 	if (g->write_iops_min && c->w_ref_iops > 0)
 		k_cap = clampd(c->w_ref_iops / (double)g->write_iops_min, 1.0, c->p.k_max);
@@ -309,14 +360,8 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 		hold_depth(c, s);
 		ctl_say(d, "read P%g %s within goal %s", g->read_pct, m, gl);
 	}
-	if (metric <= g->read_ns) {
+	if (metric <= g->read_ns)
 		c->floor_bound = false;
-		/* After a minute without a miss, let growth try again. */
-		if (c->bad_depth && ++c->bad_depth_age >= 60) {
-			c->bad_depth = 0;
-			c->bad_depth_age = 0;
-		}
-	}
 	else if (c->floor_bound)
 		d->state = CTL_INFEASIBLE;	/* the floor and the goal cannot both hold */
 	d->targets.read_ns = protect_read_target(c, s);

@@ -87,10 +87,11 @@ static void apply_conf_log_level(const struct service_options *o, const struct c
 }
 
 /* Goals of the configuration: set (a bad one is a warning), and those that
- * disappeared from it stop. */
-static void apply_conf_goals(struct service *svc)
+ * disappeared from it stop. Returns the number of goals refused. */
+static unsigned apply_conf_goals(struct service *svc)
 {
 	const char **names = calloc(svc->conf.n_goals + 1, sizeof(char *));
+	unsigned refused = 0;
 	char err[512];
 
 	for (size_t i = 0; i < svc->conf.n_goals; i++) {
@@ -98,12 +99,15 @@ static void apply_conf_goals(struct service *svc)
 
 		if (names)
 			names[i] = g->device;
-		if (manager_set_goal_from(svc->m, g->device, g->goal, GOAL_SOURCE_CONFIG, err, sizeof(err)) < 0)
+		if (manager_set_goal_from(svc->m, g->device, g->goal, GOAL_SOURCE_CONFIG, err, sizeof(err)) < 0) {
 			log_warning("%s: %s", g->where, err);
+			refused++;
+		}
 	}
 	if (names)
 		manager_drop_config_goals_except(svc->m, names, svc->conf.n_goals);
 	free(names);
+	return refused;
 }
 
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -119,11 +123,13 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 	if (r < 0)
 		log_warning_errno(r, "Failed to reload the configuration: %m");
 	else {
+		unsigned refused;
+
 		apply_conf_log_level(svc->o, &svc->conf);
-		apply_conf_goals(svc);
+		refused = apply_conf_goals(svc);
 		log_info("Configuration reloaded, %u warning(s); Interval, Settle, Rollback, "
 			 "SwitchScheduler, MaxDevices and Record take effect at the next start",
-			 svc->conf.warnings);
+			 svc->conf.warnings + refused);
 	}
 	(void)sd_notify(0, "READY=1\nSTATUS=Tuning");
 	return 0;
@@ -174,7 +180,7 @@ int service_run(const struct service_options *o)
 			goto out;
 		}
 	}
-	apply_conf_goals(&svc);
+	(void)apply_conf_goals(&svc);
 	manager_restore_previous(svc.m);
 	if (o->bus) {
 		r = bus_start(&bus, event, svc.m, err, sizeof(err));

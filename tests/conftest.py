@@ -84,7 +84,9 @@ class Daemon:
         # A file, not a pipe: nobody drains a pipe while the test runs I/O,
         # and a daemon blocked on a full pipe cannot even handle SIGTERM.
         self.stdout_path = os.path.join(self.tmp, "stdout")
-        self.stdout_file = stdout or open(self.stdout_path, "w+")
+        # stdout: a file object or subprocess.DEVNULL, owned by the caller.
+        self.own_stdout = stdout is None
+        self.stdout_file = open(self.stdout_path, "w+") if stdout is None else stdout
         # wrapper: a command that execs the daemon (e.g. setpriv ... --);
         # the PID stays the daemon's.
         self.proc = subprocess.Popen(list(wrapper) + [KYBER_TUNED] + args, env=e, stdout=self.stdout_file,
@@ -130,7 +132,8 @@ class Daemon:
 
     def close(self):
         self.stop(signal.SIGKILL)
-        self.stdout_file.close()
+        if self.own_stdout:
+            self.stdout_file.close()
         self.stderr_file.close()
         self.sock.close()
         shutil.rmtree(self.tmp, ignore_errors=True)

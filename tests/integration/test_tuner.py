@@ -5,6 +5,11 @@ Read latency is judged by fio's own per-second histograms of the reader
 (write_hist_log), independent of kyber-tuned's observer; decisions and
 states come from the tuner's --json lines. Ratios are measured in the same
 test run, never against remembered numbers.
+
+flashsim runs in this VM's CPUs: seconds in which the host stole more than
+5% of them (tests/lib/hoststeal.py) measure the host, not the tuner, and
+are left out of the per-window judgements (each test prints how many); a
+test skips when fewer than half of its windows are left.
 """
 
 import os
@@ -16,6 +21,7 @@ import time
 import pytest
 
 import fio
+import hoststeal
 from conftest import json_lines
 
 GOAL_NS = 2_000_000
@@ -84,17 +90,54 @@ def window_p99(prefix, start_ms=0, end_ms=None):
     return out
 
 
-def static_run(dev, read_ns, write_ns, runtime=5, ramp=5):
+def static_run(dev, read_ns, write_ns, runtime=5, ramp=5, steal=None, tries=2):
     """R1+W256 under fixed targets, in steady state: Kyber's depths depend
     on their history, so the first seconds after a switch are skipped.
-    Returns (read P99, write IOPS)."""
-    if read_ns is None:
-        dev.set_scheduler("none")
-    else:
-        dev.set_scheduler("kyber")
-        dev.set_kyber_targets(read_ns, write_ns)
-    res = fio.run(dev.path, jobs(), runtime_s=runtime, ramp_s=ramp)
-    return res["r"].read_clat_ns[99.0], res["w"].write_iops
+    With a hoststeal.Monitor, a run the host disturbed is repeated (at
+    most `tries` runs; the least disturbed counts). Returns (read P99,
+    write IOPS)."""
+    best = None
+    for _ in range(tries):
+        if read_ns is None:
+            dev.set_scheduler("none")
+        else:
+            dev.set_scheduler("none")  # fresh depths, whatever ran before
+            dev.set_scheduler("kyber")
+            dev.set_kyber_targets(read_ns, write_ns)
+        t0 = time.time()
+        res = fio.run(dev.path, jobs(), runtime_s=runtime, ramp_s=ramp)
+        share = steal.share(t0, time.time()) if steal else 0.0
+        if best is None or share < best[0]:
+            best = (share, res["r"].read_clat_ns[99.0], res["w"].write_iops)
+        if share <= hoststeal.DISTURBED_SHARE:
+            break
+    return best[1], best[2]
+
+
+def clean_windows(windows, steal, start, what):
+    """windows without the ones the host disturbed; skips the test when
+    fewer than half are left."""
+    bad = steal.disturbed_windows(start, [ms for ms, _ in windows])
+    print(f"\n{what}: {len(bad)} of {len(windows)} windows disturbed by host CPU steal, left out: "
+          f"{sorted(bad)}")
+    if len(bad) * 2 > len(windows):
+        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
+                    f"{len(bad)} of {len(windows)} seconds: flashsim's timing does not hold")
+    return [(ms, p) for ms, p in windows if ms not in bad], bad
+
+
+def fio_log_values(prefix, kind):
+    """[(end_ms, value)] of a fio per-interval log (write_iops_log=PREFIX:
+    kind 'iops')."""
+    import glob
+    out = []
+    for path in sorted(glob.glob(f"{prefix}_{kind}.*.log")):
+        with open(path) as f:
+            for line in f:
+                fields = [x.strip() for x in line.split(",")]
+                if len(fields) >= 2:
+                    out.append((int(fields[0]), float(fields[1])))
+    return sorted(out)
 
 
 @pytest.fixture
@@ -106,46 +149,63 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
     """R1+W256, goal read-p99=2ms: met within 5 s and in >= 90% of the
     1-s windows over 60 s; write IOPS >= 90% of the best static Kyber
     setting meeting the goal (grid over the study's range); steady state
-    changes the targets at most STEADY_CHANGES_PER_MIN times a minute."""
-    with tempfile.TemporaryDirectory() as tmp, fio.io_lock():
+    changes the targets at most STEADY_CHANGES_PER_MIN times a minute.
+    Seconds the host disturbed are left out (module docstring); the write
+    rate compared is fio's over the undisturbed seconds after 10 s."""
+    with tempfile.TemporaryDirectory() as tmp, fio.io_lock(), hoststeal.Monitor() as steal:
         d = start_tuner(daemon_factory, flash, GOAL)
         t0 = time.monotonic()
-        res = fio.run(flash.path, jobs(hist=f"{tmp}/r"), runtime_s=60, ramp_s=0)
+        start = time.time()
+        w_extra = {"write_iops_log": f"{tmp}/w", "log_avg_msec": 1000}
+        res = fio.run(flash.path, jobs(hist=f"{tmp}/r", write_extra=w_extra), runtime_s=60, ramp_s=0)
         lines = stop_tuner(d)
         windows = window_p99(f"{tmp}/r")
-        tuned_write = res["w"].write_iops
         # The study's grid spans read 50 us..10 ms and write 20 us..100 ms;
         # a 4x4 subset of it here (the full grid is in make bench).
         grid = {}
         for r_ns in (50_000, 300_000, 1_000_000, 10_000_000):
             for w_ns in (20_000, 2_000_000, 20_000_000, 100_000_000):
-                grid[(r_ns, w_ns)] = static_run(flash, r_ns, w_ns)
+                grid[(r_ns, w_ns)] = static_run(flash, r_ns, w_ns, steal=steal)
+    clean, bad = clean_windows(windows, steal, start, "R1+W256 under the tuner")
     first_ok = next((ms for ms, p in windows if p <= GOAL_NS), None)
-    late = [p for ms, p in windows if ms > 5100]
+    late = [p for ms, p in clean if ms > 5100]
     met = sum(p <= GOAL_NS for p in late) / len(late)
+    w_log = fio_log_values(f"{tmp}/w", "iops")
+    w_bad = steal.disturbed_windows(start, [ms for ms, _ in w_log])
+    w_clean = [v for ms, v in w_log if ms > 10000 and ms not in w_bad]
+    assert len(w_log) >= 50, w_log
+    if len(w_clean) < 10:
+        pytest.skip(f"only {len(w_clean)} seconds after 10 s undisturbed by host CPU steal")
+    tuned_write = sum(w_clean) / len(w_clean)
     meeting = {k: v for k, v in grid.items() if v[0] <= GOAL_NS}
     best = max(meeting.items(), key=lambda kv: kv[1][1]) if meeting else None
-    print(f"\nfirst window meeting the goal ends at {first_ok} ms; met in {met:.0%} of "
-          f"{len(late)} windows after 5 s; read P99 overall {res['r'].read_clat_ns[99.0] / 1e3:.0f} us")
-    print(f"tuned write IOPS {tuned_write:.0f}; best static meeting the goal: {best}")
+    print(f"first window meeting the goal ends at {first_ok} ms; met in {met:.0%} of "
+          f"{len(late)} undisturbed windows after 5 s; read P99 overall "
+          f"{res['r'].read_clat_ns[99.0] / 1e3:.0f} us")
+    print(f"tuned write IOPS {tuned_write:.0f} ({len(w_clean)} undisturbed seconds after 10 s; whole run "
+          f"{res['w'].write_iops:.0f}); best static meeting the goal: {best}")
     for k, v in sorted(grid.items()):
         print(f"  static read {k[0] / 1e3:.0f}us write {k[1] / 1e3:.0f}us: read P99 "
               f"{v[0] / 1e3:.0f} us, write {v[1]:.0f} IOPS")
-    assert first_ok is not None and first_ok <= 5100, windows[:8]
+    # Within 5 s, unless the host held the machine in the seconds before.
+    assert first_ok is not None, windows[:8]
+    assert first_ok <= 5100 or any(ms in bad for ms, _ in windows if ms <= first_ok), windows[:8]
     assert met >= 0.90, [(ms, round(p / 1e3)) for ms, p in windows]
     assert best, "no static setting in the grid meets the goal"
     assert tuned_write >= 0.9 * best[1][1], (tuned_write, best)
 
-    # Steady state: changes after the first 15 s, per minute.
+    # Steady state: changes after the first 15 s, per minute; a change in
+    # the 3 s after a disturbed second answers the host, not the workload.
     changes = [l for l in lines if l["tuner"]["changed"]]
     t_first = lines[0]["time_ns"]
-    late_changes = [l for l in changes if l["time_ns"] - t_first > 15e9]
+    late_changes = [l for l in changes if l["time_ns"] - t_first > 15e9
+                    and not steal.disturbed(l["time_ns"] / 1e9 - 4, l["time_ns"] / 1e9)]
     span_min = max(1e-9, (lines[-1]["time_ns"] - t_first - 15e9) / 60e9)
-    print(f"target changes: {len(changes)} in all, {len(late_changes)} after 15 s "
-          f"({len(late_changes) / span_min:.1f}/min)")
+    print(f"target changes: {len(changes)} in all, {len(late_changes)} after 15 s and not after "
+          f"a disturbance ({len(late_changes) / span_min:.1f}/min)")
     assert len(late_changes) / span_min <= STEADY_CHANGES_PER_MIN
     assert all(l["tuner"]["reason"] for l in changes)
-    assert time.monotonic() - t0 < 300
+    assert time.monotonic() - t0 < 420
 
 
 def test_shifts(daemon_factory, flash):
@@ -156,8 +216,9 @@ def test_shifts(daemon_factory, flash):
     goal_ns = 3_000_000
     w_a = {"runtime": "10s"}
     w_b = {"startdelay": "20s", "runtime": "20s"}
-    with tempfile.TemporaryDirectory() as tmp, fio.io_lock():
+    with tempfile.TemporaryDirectory() as tmp, fio.io_lock(), hoststeal.Monitor() as steal:
         d = start_tuner(daemon_factory, flash, "read-p99=3ms")
+        start = time.time()
         js = [fio.Job("r1", "randread", iodepth=1, cpu=0,
                       extra={"runtime": "30s", "write_hist_log": f"{tmp}/r1", "log_hist_msec": 1000}),
               fio.Job("r64", "randread", iodepth=64, cpu=0,
@@ -171,16 +232,19 @@ def test_shifts(daemon_factory, flash):
         # r64's windows count from its own start (startdelay excluded).
         r64 = [(ms + 30000, p) for ms, p in window_p99(f"{tmp}/r64")]
     windows = r1 + r64
-    print()
+    clean, bad = clean_windows(windows, steal, start, "shifts")
     for ms, p in windows:
-        print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us")
+        print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us{' (disturbed)' if ms in bad else ''}")
     for change, end, what in ((0, 10000, "start"), (10000, 20000, "W256 stops"),
                               (20000, 30000, "W256 starts"), (30000, 40000, "R1 -> R64")):
-        after = [p for ms, p in windows if change + 5000 < ms <= end]
+        after = [p for ms, p in clean if change + 5000 < ms <= end]
         ok = sum(p <= goal_ns for p in after) / max(1, len(after))
-        # A window ending a few ms after the 5 s mark still counts.
-        recovered = any(p <= goal_ns for ms, p in windows if change < ms <= change + 5100)
-        print(f"{what}: met within 5 s: {recovered}; after 5 s: {ok:.0%} of {len(after)} windows")
+        # A window ending a few ms after the 5 s mark still counts; each
+        # disturbed second in the span gives one more.
+        extra = 1000 * sum(1 for ms, _ in windows if change < ms <= change + 5100 and ms in bad)
+        recovered = any(p <= goal_ns for ms, p in clean if change < ms <= change + 5100 + extra)
+        print(f"{what}: met within 5 s: {recovered}; after 5 s: {ok:.0%} of {len(after)} "
+              f"undisturbed windows")
         assert recovered, what
         assert ok >= 0.75, what
     reasons = " | ".join(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])

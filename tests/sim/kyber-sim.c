@@ -85,6 +85,11 @@ void sim_set_workload(struct sim *s, unsigned read_qd, unsigned write_qd)
 	s->qd[KT_OP_WRITE] = write_qd;
 }
 
+void sim_set_host_jitter(struct sim *s, uint64_t mean_ns)
+{
+	s->p.host_jitter_ns = mean_ns;
+}
+
 void sim_set_kyber(struct sim *s, bool on)
 {
 	if (on == s->want_kyber)

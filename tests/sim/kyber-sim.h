@@ -96,6 +96,15 @@ unsigned sim_kyber_depth(const struct sim *s, int domain);
 
 /* ---- extensions: views the observer does not have ---- */
 
+/*
+ * A disturbance: the mean of the exponential extra host time per request
+ * (sim_params.host_jitter_ns) from now on. A large value for a few seconds
+ * models the host stalling the device's path (CPU steal on a shared VM, a
+ * garbage-collection pause on a real SSD): every request slows down, at any
+ * depth, and then it passes.
+ */
+void sim_set_host_jitter(struct sim *s, uint64_t mean_ns);
+
 /* What the application sees (fio's clat): submit -> complete, including the
  * wait for a request to be allocated. For the last sim_run() interval. */
 struct sim_client_op {

@@ -1,0 +1,421 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""kyber-tuned beside every alternative, on the flash-model device.
+
+Method (root; holds the machine-wide I/O lock from tests/lib/fio.py for the
+whole run, so no other I/O benchmark overlaps it). fio jobs as in the Kyber
+study: 4 KiB random, io_uring, direct, each job pinned to its own CPU.
+
+1. Grid (flashsim `flash`, R1+W256): every pair of the study's read x write
+   targets (quick: 4 x 4, full: 10 x 10 log-spaced over read 50 us..10 ms and
+   write 20 us..100 ms); per point scheduler none -> kyber (fresh depths),
+   the targets, GRID_RAMP s ramp, GRID_RUN s measured. The best static
+   configuration is the one with the most write IOPS among those whose read
+   P99 meets the goal. Its wall time is the cost of finding it by search.
+2. Baselines (flashsim `flash`, R1+W256, goal read-p99=2ms): none,
+   mq-deadline, bfq, Kyber defaults, the grid's best, kyber-tuned. Rounds
+   interleave the configurations (order rotated each round); every run has
+   the same ramp and length; kyber-tuned starts before fio's ramp (it
+   converges during it) and its CPU time and peak RSS are read from /proc.
+3. Convergence: kyber-tuned from a cold start (Kyber's defaults, fresh
+   depths) under R1+W256, fio's per-second read histograms: the end of the
+   first 1-s window whose P99 meets the goal.
+4. Balanced (flash, R256+W256, mode=balanced) and optane (R1+W256,
+   read-p99=2ms): none against kyber-tuned, interleaved rounds.
+
+Results go to stdout, replace the "baselines" section of docs/BENCHMARKS.md
+and draw docs/bench/grid-*.png (--no-write: stdout only). Devices, daemons
+and schedulers are torn down/restored on every exit, also on SIGTERM.
+"""
+
+import argparse
+import datetime
+import math
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
+from benchlib import (LAT_IOPS, MB, REPO, Tuner, fmt_target, fmt_us, machine,  # noqa: E402
+                      med, progress, set_static, summary_table, verdict)
+import fio  # noqa: E402
+import testdev  # noqa: E402
+
+SECTION = "baselines"
+GOAL_NS = 2_000_000
+GOAL = "read-p99=2ms"
+KYBER_DEFAULTS = (2_000_000, 10_000_000)  # read_lat_nsec, write_lat_nsec
+GRID_QUICK = ((50_000, 300_000, 1_000_000, 10_000_000),
+              (20_000, 2_000_000, 20_000_000, 100_000_000))
+GRID_RAMP, GRID_RUN = 4, 5
+CONVERGE_RUN = 15
+PNG_DIR = os.path.join(REPO, "docs", "bench")
+
+
+def log_space(lo, hi, n):
+    return tuple(round(lo * (hi / lo) ** (i / (n - 1)), -3) for i in range(n))
+
+
+GRID_FULL = (log_space(50_000, 10_000_000, 10), log_space(20_000, 100_000_000, 10))
+
+
+def jobs(read_qd=1, write_qd=256, hist=None):
+    r = {"write_hist_log": hist, "log_hist_msec": 1000} if hist else {}
+    return [fio.Job("r", "randread", iodepth=read_qd, cpu=0, extra=r),
+            fio.Job("w", "randwrite", iodepth=write_qd, cpu=1)]
+
+
+# ------------------------------------------------------------ configurations
+def measure(dev, cfg, js, ramp, runtime):
+    """One run of a configuration: {metric: value}."""
+    name, kind, arg = cfg
+    tuner = Tuner([dev], arg) if kind == "tuned" else None
+    try:
+        if kind == "static":
+            set_static(dev, *arg)
+        cpu0, t0 = (tuner.cpu_s(), time.monotonic()) if tuner else (0, 0)
+        res = fio.run(dev.path, js, runtime_s=runtime, ramp_s=ramp)
+        out = {"read_p99": res["r"].read_clat_ns[99.0], "read_iops": res["r"].read_iops,
+               "write_iops": res["w"].write_iops}
+        if tuner:
+            out["cpu_pct"] = 100 * (tuner.cpu_s() - cpu0) / (time.monotonic() - t0)
+            out["rss_kib"] = tuner.rss_kib()
+            out["rss_now_kib"] = tuner.rss_now_kib()
+    finally:
+        lines = tuner.stop() if tuner else None
+    if lines:
+        out["targets"] = (lines[-1]["read_target_ns"], lines[-1]["write_target_ns"])
+    return out
+
+
+def rounds(dev, configs, js, n, ramp, runtime, label):
+    """Interleaved: each round runs every configuration, the order rotated
+    by one per round. {config name: [run, ...]}."""
+    runs = {c[0]: [] for c in configs}
+    for r in range(n):
+        order = configs[r % len(configs):] + configs[:r % len(configs)]
+        for cfg in order:
+            progress(f"{label}: round {r + 1}/{n}, {cfg[0]}")
+            runs[cfg[0]].append(measure(dev, cfg, js, ramp, runtime))
+    set_static(dev, "none")
+    return runs
+
+
+def grid_search(dev, grid):
+    """{(read_ns, write_ns): run} and the wall time it took."""
+    t0 = time.monotonic()
+    out = {}
+    for i, r_ns in enumerate(grid[0]):
+        for w_ns in grid[1]:
+            progress(f"grid: read {fmt_target(r_ns)} write {fmt_target(w_ns)} "
+                     f"({len(out) + 1}/{len(grid[0]) * len(grid[1])})")
+            out[(r_ns, w_ns)] = measure(dev, ("grid", "static", ("kyber", (r_ns, w_ns))),
+                                        jobs(), GRID_RAMP, GRID_RUN)
+    set_static(dev, "none")
+    return out, time.monotonic() - t0
+
+
+def best_static(grid):
+    meeting = {k: v for k, v in grid.items() if v["read_p99"] <= GOAL_NS}
+    if not meeting:
+        return None
+    return max(meeting.items(), key=lambda kv: kv[1]["write_iops"])
+
+
+def convergence(dev, n):
+    """Seconds to the end of the first 1-s window meeting the goal (None:
+    never), one cold start per round."""
+    out = []
+    for r in range(n):
+        progress(f"convergence: run {r + 1}/{n}")
+        with tempfile.TemporaryDirectory(prefix="kt-bench-") as tmp:
+            tuner = Tuner([dev], GOAL)
+            try:
+                fio.run(dev.path, jobs(hist=f"{tmp}/r"), runtime_s=CONVERGE_RUN, ramp_s=0)
+            finally:
+                tuner.stop()
+            first = None
+            for ms, bins in fio.hist_windows(f"{tmp}/r", 0):
+                p = fio.hist_percentile(bins, 99)
+                if p is not None and p <= GOAL_NS:
+                    first = ms / 1e3
+                    break
+            out.append(first)
+    set_static(dev, "none")
+    return out
+
+
+# ------------------------------------------------------------ report
+def grid_table(grid, tuned_targets):
+    reads, writes = sorted({k[0] for k in grid}), sorted({k[1] for k in grid})
+    rows = ["| read target \\ write target | " + " | ".join(fmt_target(w) for w in writes) + " |",
+            "|---|" + "---:|" * len(writes)]
+    for r in reads:
+        cells = []
+        for w in writes:
+            v = grid[(r, w)]
+            mark = "**" if v["read_p99"] <= GOAL_NS else ""
+            cells.append(f"{mark}{v['read_p99'] / 1e3:,.0f} µs / {v['write_iops']:,.0f}{mark}")
+        rows.append(f"| {fmt_target(r)} | " + " | ".join(cells) + " |")
+    rows += ["", "Each cell: read P99 / write IOPS; **bold** meets the goal. kyber-tuned's "
+             "final targets per baseline round: " +
+             ", ".join(f"{fmt_target(r)}/{fmt_target(w)}" for r, w in tuned_targets) + "."]
+    return rows
+
+
+def draw_grid(grid, tuned_targets, path_prefix):
+    """Two heatmaps (read P99, write IOPS) on log axes, each cell labelled
+    with its value, the cells meeting the goal outlined, kyber-tuned's final
+    targets marked. Returns the PNG paths, or [] without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import LogNorm
+        from matplotlib.patches import Rectangle
+        from matplotlib.patheffects import withStroke
+    except ImportError:
+        print("baselines.py: python3-matplotlib missing: no heatmaps", file=sys.stderr)
+        return []
+    reads, writes = sorted({k[0] for k in grid}), sorted({k[1] for k in grid})
+
+    def edges(v):
+        lg = [math.log10(x) for x in v]
+        mid = [(a + b) / 2 for a, b in zip(lg, lg[1:])]
+        step0 = (lg[1] - lg[0]) / 2 if len(lg) > 1 else 0.5
+        step1 = (lg[-1] - lg[-2]) / 2 if len(lg) > 1 else 0.5
+        return [10 ** x / 1e3 for x in [lg[0] - step0] + mid + [lg[-1] + step1]]
+
+    xe, ye = edges(writes), edges(reads)
+    small = len(writes) > 6
+    paths = []
+    for key, title, scale, fmt, norm in (
+            ("read_p99", "read P99 (ms)", 1e6, "{:.2g}", LogNorm()),
+            ("write_iops", "write kIOPS", 1e3, "{:.3g}", None)):
+        z = [[grid[(r, w)][key] / scale for w in writes] for r in reads]
+        fig, ax = plt.subplots(figsize=(7.2, 5.4))
+        mesh = ax.pcolormesh(xe, ye, z, norm=norm, cmap="viridis", shading="flat")
+        cbar = fig.colorbar(mesh, ax=ax, label=title)
+        if norm is not None:
+            cbar.set_ticks([t for t in (0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
+                            if mesh.norm.vmin <= t <= mesh.norm.vmax])
+            cbar.set_ticklabels([f"{t:g}" for t in cbar.get_ticks()])
+        for i, r in enumerate(reads):
+            for j, w in enumerate(writes):
+                v = grid[(r, w)]
+                ax.text(math.sqrt(xe[j] * xe[j + 1]), math.sqrt(ye[i] * ye[i + 1]),
+                        fmt.format(v[key] / scale), ha="center", va="center",
+                        fontsize=6 if small else 8, color="black",
+                        path_effects=[withStroke(linewidth=2, foreground="white")])
+                if v["read_p99"] <= GOAL_NS:
+                    ax.add_patch(Rectangle((xe[j], ye[i]), xe[j + 1] - xe[j], ye[i + 1] - ye[i],
+                                           fill=False, edgecolor="orange", lw=2))
+        if tuned_targets:
+            ax.plot([w / 1e3 for _, w in tuned_targets], [r / 1e3 for r, _ in tuned_targets], "rx",
+                    markersize=10, mew=2, label="kyber-tuned (final targets)")
+            ax.legend(loc="lower left", fontsize=8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("write_lat_nsec (µs)")
+        ax.set_ylabel("read_lat_nsec (µs)")
+        ax.set_title(f"flash R1+W256: {title}; orange: read P99 ≤ 2 ms", fontsize=10)
+        path = f"{path_prefix}-{key.replace('_', '-')}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def fmt_conv(conv):
+    return ", ".join("never" if c is None else f"{c:.1f} s" for c in conv)
+
+
+def cost_of_finding(conv, grid, grid_wall):
+    """Time to a configuration meeting the goal: the tuner against the grid."""
+    reached = [c for c in conv if c is not None]
+    if not reached or len(reached) < len(conv):
+        return ["Cost of finding a configuration: kyber-tuned did not reach the goal in every "
+                "cold start; no comparison."]
+    worst = max(reached)
+    return [f"Cost of finding a configuration that meets the goal: kyber-tuned {worst:.1f} s "
+            f"(worst cold start), online, while the workload runs; the grid search "
+            f"{grid_wall / 60:.1f} min of exclusive use of the device for {len(grid)} points "
+            f"({grid_wall / worst:,.0f}× longer), and it must be redone when the workload changes. "
+            "The study ran every grid point for 12 minutes (6 warm-up, 6 measured) and five "
+            "times on its flash SSD."]
+
+
+def target_lines(flash, best, conv, grid_wall, n_grid, balanced, optane):
+    lines = []
+    tuned_p99, none_p99 = med(flash, "kyber-tuned", "read_p99"), med(flash, "none", "read_p99")
+    tuned_w = med(flash, "kyber-tuned", "write_iops")
+    lines.append(verdict(tuned_p99 <= GOAL_NS, f"R1+W256 on flash, read P99 ≤ 2 ms: median "
+                         f"{fmt_us(tuned_p99)}" + (f", over by {fmt_us(tuned_p99 - GOAL_NS)}"
+                                                   if tuned_p99 > GOAL_NS else "")))
+    if best:
+        bw = med(flash, "kyber best static", "write_iops")
+        lines.append(verdict(tuned_w >= 0.9 * bw, f"write IOPS ≥ 90% of the best static "
+                             f"configuration meeting the goal ({fmt_target(best[0][0])}/"
+                             f"{fmt_target(best[0][1])}): {tuned_w:,.0f} vs {bw:,.0f} "
+                             f"({tuned_w / bw:.0%})"))
+    else:
+        lines.append(verdict(False, "write IOPS ≥ 90% of the best static configuration: no grid "
+                             "point met the goal on this run"))
+    lines.append(verdict(none_p99 >= 5 * tuned_p99, f"read P99 ≥ 5× lower than scheduler none: "
+                         f"{fmt_us(none_p99)} vs {fmt_us(tuned_p99)} ({none_p99 / tuned_p99:.1f}×)"))
+    for key, what in (("read_iops", "read"), ("write_iops", "write")):
+        t, n = med(balanced, "kyber-tuned", key), med(balanced, "none", key)
+        lines.append(verdict(t >= 0.9 * n, f"R256+W256 mode=balanced, {what} IOPS ≥ 90% of none: "
+                             f"{t:,.0f} vs {n:,.0f} ({t / n:.0%})"))
+    t, n = med(optane, "kyber-tuned", "write_iops"), med(optane, "none", "write_iops")
+    lines.append(verdict(abs(t - n) <= 0.05 * n, f"optane, write IOPS within 5% of none: "
+                         f"{t:,.0f} vs {n:,.0f} ({t / n - 1:+.1%})"))
+    reached = [c for c in conv if c is not None]
+    worst = max(reached) if len(reached) == len(conv) else None
+    lines.append(verdict(worst is not None and worst <= 5 and n_grid >= 90,
+                         f"convergence ≤ 5 s against a grid of ≥ 90 configurations: "
+                         f"{'never in one run' if worst is None else f'worst {worst:.1f} s'} "
+                         f"(runs: {fmt_conv(conv)}); "
+                         f"the grid here had {n_grid} points and took {grid_wall / 60:.1f} min"
+                         + ("" if n_grid >= 90 else " (quick mode; `make bench-full` runs 100)")))
+    cpu = max(r["cpu_pct"] for rs in (flash, balanced, optane) for r in rs["kyber-tuned"])
+    rss = max(r["rss_kib"] for rs in (flash, balanced, optane) for r in rs["kyber-tuned"])
+    lines.append(verdict(cpu <= 1, f"daemon ≤ 1% of a CPU at a 1 s interval, one device: worst "
+                         f"run {cpu:.2f}%"))
+    lines.append(verdict(rss <= 16 * MB, f"daemon ≤ 16 MB RSS: peak {rss / MB:.1f} MB"))
+    return lines
+
+
+def render(args, grid, grid_wall, best, flash, conv, balanced, optane, pngs, command):
+    tuned_targets = [r["targets"] for r in flash["kyber-tuned"] if "targets" in r]
+    wall_s = GRID_RAMP + GRID_RUN
+    out = [
+        "## Baselines: kyber-tuned beside the alternatives",
+        "",
+        f"Measured {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} on {machine()}. "
+        f"Regenerate with `{command}` (root; {'full' if args.full else 'quick'} mode).",
+        "",
+        "Device: flashsim (tests/flashsim, FUSE + loop with direct I/O), profile `flash` (8 dies, "
+        "60 µs read, 500 µs program, reads wait behind programs) unless noted. fio: 4 KiB random, "
+        "io_uring, direct; R = randread job on CPU 0, W = randwrite job on CPU 1, the number is "
+        f"the iodepth. Every run: {args.ramp:g} s ramp, {args.runtime:g} s measured; "
+        f"{args.rounds} interleaved rounds, order rotated each round. Cells: median (min–max). "
+        "Read P99 is fio's completion latency.",
+        "",
+        f"### R1+W256, goal {GOAL}",
+        "",
+        *summary_table(flash, LAT_IOPS),
+        "",
+        f"Kyber defaults: {fmt_target(KYBER_DEFAULTS[0])}/{fmt_target(KYBER_DEFAULTS[1])}. "
+        "Best static: the grid point below with the most write IOPS among those meeting the goal"
+        + (f" ({fmt_target(best[0][0])}/{fmt_target(best[0][1])})." if best else " (none met it)."),
+        "",
+        f"### Grid: the study's read × write targets ({len(grid)} points, {wall_s} s each "
+        f"incl. {GRID_RAMP} s ramp, {grid_wall / 60:.1f} min)",
+        "",
+        *grid_table(grid, tuned_targets),
+        "",
+        *[f"![{os.path.basename(p)}](bench/{os.path.basename(p)})" for p in pngs],
+        "",
+        "### Convergence from a cold start (R1+W256, Kyber defaults, fresh depths)",
+        "",
+        "End of the first 1-s window (fio's read histograms) whose P99 meets the goal: "
+        f"{fmt_conv(conv)}.",
+        "",
+        *cost_of_finding(conv, grid, grid_wall),
+        "",
+        "### R256+W256, mode=balanced",
+        "",
+        *summary_table(balanced, LAT_IOPS),
+        "",
+        f"### optane profile (no read/write interference), R1+W256, goal {GOAL}",
+        "",
+        *summary_table(optane, LAT_IOPS),
+        "",
+        "### Daemon cost (one device, 1 s interval, during the kyber-tuned runs above)",
+        "",
+        *summary_table({"kyber-tuned": flash["kyber-tuned"] + balanced["kyber-tuned"]
+                        + optane["kyber-tuned"]},
+                       (("cpu_pct", "CPU %", lambda v: f"{v:.2f}"),
+                        ("rss_kib", "peak RSS", lambda v: f"{v / MB:.1f} MB"),
+                        ("rss_now_kib", "RSS at the end", lambda v: f"{v / MB:.1f} MB"))),
+        "",
+        "### Targets",
+        "",
+        *target_lines(flash, best, conv, grid_wall, len(grid), balanced, optane),
+    ]
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------ main
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true",
+                    help="10 x 10 grid and 5 rounds (about 45 min) instead of 4 x 4 and 3 (about 15)")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds (default 3, --full 5)")
+    ap.add_argument("--runtime", type=float, help="measured seconds per run (default 8, --full 10)")
+    ap.add_argument("--no-write", action="store_true",
+                    help="print only, leave docs/BENCHMARKS.md and docs/bench/ alone")
+    args = ap.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 5 if args.full else 3
+    if args.runtime is None:
+        args.runtime = 10 if args.full else 8
+    args.ramp = 5.0  # kyber-tuned converges within it (see Convergence)
+    if args.rounds < 1 or args.runtime <= 0:
+        ap.error("--rounds must be ≥ 1 and --runtime > 0")
+    return args
+
+
+def preflight():
+    benchlib.require_root("baselines.py")
+    for path in (benchlib.conftest.KYBER_TUNED, testdev.FLASHSIM):
+        if not os.access(path, os.X_OK):
+            sys.exit(f"baselines.py: {path} missing: run make (and make deps) first")
+
+
+def run(args):
+    grid_points = GRID_FULL if args.full else GRID_QUICK
+    ramp, runtime, n = args.ramp, args.runtime, args.rounds
+    with testdev.flashsim("flash") as dev:
+        grid, grid_wall = grid_search(dev, grid_points)
+        best = best_static(grid)
+        configs = [("none", "static", ("none",)), ("mq-deadline", "static", ("mq-deadline",)),
+                   ("bfq", "static", ("bfq",)), ("kyber defaults", "static", ("kyber", KYBER_DEFAULTS))]
+        if best:
+            configs.append(("kyber best static", "static", ("kyber", best[0])))
+        configs.append(("kyber-tuned", "tuned", GOAL))
+        flash = rounds(dev, configs, jobs(), n, ramp, runtime, "R1+W256")
+        conv = convergence(dev, n)
+        balanced = rounds(dev, [("none", "static", ("none",)),
+                                ("kyber-tuned", "tuned", GOAL + " mode=balanced")],
+                          jobs(read_qd=256), n, ramp, runtime, "R256+W256 balanced")
+    with testdev.flashsim("optane") as dev:
+        optane = rounds(dev, [("none", "static", ("none",)), ("kyber-tuned", "tuned", GOAL)],
+                        jobs(), n, ramp, runtime, "optane R1+W256")
+    return grid, grid_wall, best, flash, conv, balanced, optane
+
+
+def main(argv):
+    args = parse_args(argv)
+    preflight()
+    benchlib.catch_signals()
+    with fio.io_lock():
+        grid, grid_wall, best, flash, conv, balanced, optane = run(args)
+    pngs = []
+    tuned_targets = [r["targets"] for r in flash["kyber-tuned"] if "targets" in r]
+    if not args.no_write:
+        os.makedirs(PNG_DIR, exist_ok=True)
+        pngs = draw_grid(grid, tuned_targets, os.path.join(PNG_DIR, "grid"))
+    command = benchlib.regenerate_command("baselines.py", argv,
+                                          {(): "make bench", ("--full",): "make bench-full"})
+    body = render(args, grid, grid_wall, best, flash, conv, balanced, optane, pngs, command)
+    benchlib.publish(SECTION, body, not args.no_write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What every benchmark script shares: the machine line, MET/MISSED verdicts,
+formatting and summary tables, a kyber-tuned process to measure, signal
+handling that lets cleanup finish, and writing one marked section of
+docs/BENCHMARKS.md (each script owns its section; the rest is left alone)."""
+
+import os
+import platform
+import signal
+import statistics
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import conftest  # noqa: E402  (also puts tests/lib on sys.path)
+
+DOC = os.path.join(REPO, "docs", "BENCHMARKS.md")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+DOC_HEADER = ("# kyber-tuned benchmarks\n\n"
+              "Everything below is written by the benchmark scripts; do not edit by hand.\n")
+
+
+def machine():
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"Linux {platform.release()}, {model}, {os.cpu_count()} CPUs"
+
+
+_T0 = time.monotonic()
+
+
+def progress(text):
+    """A progress line on stderr, with the minutes and seconds since start."""
+    m, sec = divmod(int(time.monotonic() - _T0), 60)
+    print(f"[{m:02d}:{sec:02d}] {text}", file=sys.stderr, flush=True)
+
+
+def verdict(ok, text):
+    return f"- **{'MET' if ok else 'MISSED'}**: {text}"
+
+
+def spread(values):
+    """(median, min, max) of a non-empty list."""
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt_us(ns):
+    return f"{ns / 1e3:,.0f} µs" if ns < 10_000_000 else f"{ns / 1e6:,.1f} ms"
+
+
+def fmt_target(ns):
+    return f"{ns / 1e3:.3g} µs" if ns < 1_000_000 else f"{ns / 1e6:.3g} ms"
+
+
+def fmt_iops(v):
+    return f"{v:,.0f}"
+
+
+MB = 1_000_000 / 1024  # KiB in a (decimal) megabyte
+
+
+def summary_table(runs, metrics, first="configuration"):
+    """runs: {name: [run dict, ...]}; metrics: (key, heading, format).
+    Cells: median (min–max) over the runs that have the key."""
+    rows = [f"| {first} | runs | " + " | ".join(m[1] for m in metrics) + " |",
+            "|---|---:|" + "---:|" * len(metrics)]
+    for name, rs in runs.items():
+        cells = []
+        for key, _, fmt in metrics:
+            vals = [r[key] for r in rs if key in r]
+            if not vals:
+                cells.append("–")
+                continue
+            mid, lo, hi = spread(vals)
+            cells.append(fmt(mid) if len(vals) == 1 else f"{fmt(mid)} ({fmt(lo)}–{fmt(hi)})")
+        rows.append(f"| {name} | {len(rs)} | " + " | ".join(cells) + " |")
+    return rows
+
+
+LAT_IOPS = (("read_p99", "read P99", fmt_us), ("read_iops", "read IOPS", fmt_iops),
+            ("write_iops", "write IOPS", fmt_iops))
+
+
+def med(runs, name, key):
+    return statistics.median(r[key] for r in runs[name])
+
+
+def set_static(dev, sched, targets=None):
+    """A scheduler from scratch: none first, so Kyber's depths start fresh."""
+    dev.set_scheduler("none")
+    if sched != "none":
+        dev.set_scheduler(sched)
+    if targets:
+        dev.set_kyber_targets(*targets)
+
+
+def proc_cpu_s(pid):
+    """CPU time of all threads: schedstat's nanoseconds on the CPU where the
+    kernel has them (clock ticks are 10 ms: too coarse for an idle daemon),
+    else utime + stime."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def proc_status_kib(pid, key):
+    """A kB field of /proc/PID/status, e.g. VmHWM (peak RSS) or VmRSS."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class Tuner:
+    """kyber-tuned --foreground with one goal on each device (from
+    scheduler none), 1 s interval; its CPU time and peak RSS can be read
+    while it runs. record: a flight-recorder file."""
+
+    def __init__(self, devs, goal, record=None):
+        args = ["--foreground", "--json", "--interval", "1s"]
+        for dev in devs:
+            set_static(dev, "none")
+            args += ["--goal", f"{dev.name}:{goal}"]
+        if record:
+            args += ["--record", record]
+        self.d = conftest.Daemon(args)
+        if not self.d.ready():
+            err = self.d.stderr()
+            self.d.close()
+            raise RuntimeError(f"kyber-tuned did not start: {err}")
+        self.pid = self.d.proc.pid
+
+    def cpu_s(self):
+        return proc_cpu_s(self.pid)
+
+    def rss_kib(self):
+        """Peak RSS (VmHWM): reached while libbpf loads the kernel's BTF."""
+        return proc_status_kib(self.pid, "VmHWM")
+
+    def rss_now_kib(self):
+        return proc_status_kib(self.pid, "VmRSS")
+
+    def stop(self):
+        """SIGTERM (rollback); its --json lines once the process is gone."""
+        self.d.stop()
+        try:
+            return conftest.json_lines(self.d.communicate())
+        finally:
+            self.d.close()
+
+
+def write_section(name, body):
+    """Replaces the section between <!-- BEGIN name --> and <!-- END name -->
+    (appends it when absent); atomic rename, so a crash leaves the old file."""
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    try:
+        with open(DOC) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = DOC_HEADER
+    section = f"{begin}\n{body}{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    os.makedirs(os.path.dirname(DOC), exist_ok=True)
+    tmp = DOC + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, DOC)
+
+
+def regenerate_command(script, argv, make_targets):
+    """The command to quote in the document: the make target that runs the
+    script with exactly these arguments ({argv tuple: target}), else the
+    script itself."""
+    return make_targets.get(tuple(argv)) or " ".join(["/usr/bin/python3", f"bench/{script}", *argv])
+
+
+def publish(section, body, write):
+    """The section to stdout and, unless --no-write, into the document."""
+    print(body)
+    if write:
+        write_section(section, body)
+        print(f"written to {os.path.relpath(DOC, REPO)}", file=sys.stderr)
+
+
+def _on_signal(signum, frame):
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_IGN)  # let the cleanup finish undisturbed
+    print(f"{os.path.basename(sys.argv[0])}: {signal.Signals(signum).name}, cleaning up",
+          file=sys.stderr)
+    raise SystemExit(128 + signum)
+
+
+def catch_signals():
+    """SIGTERM/SIGHUP/SIGINT unwind through the finally blocks (teardown)."""
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        if signal.getsignal(s) != signal.SIG_IGN:  # respect nohup and friends
+            signal.signal(s, _on_signal)
+
+
+def require_root(script):
+    if os.geteuid() != 0:
+        sys.exit(f"{script}: needs root (loads BPF, creates loop devices, switches schedulers)")

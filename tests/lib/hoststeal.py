@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""CPU time the hypervisor took from this VM ("steal" in /proc/stat), over
+time.
+
+flashsim models the device in this VM's own CPUs: when the host takes them
+away (measured here: 20-55% of both CPUs for tens of seconds while other
+guests are busy), replies leave milliseconds late and every latency in
+those seconds is the host's, not the device model's or Kyber's. Tests that
+judge per-second latency windows leave such seconds out, say how many they
+left out, and skip when too few remain.
+
+    with hoststeal.Monitor() as steal:
+        t0 = time.time()
+        ...                                   # the workload
+        share = steal.share(t0, time.time())  # 0.0 .. 1.0 of all CPUs
+        bad = steal.disturbed_windows(t0, [1000, 2000, ...])
+
+Times are wall-clock seconds (time.time()), the clock of kyber-tuned's JSON
+lines.
+"""
+
+import bisect
+import os
+import threading
+import time
+
+USER_HZ = os.sysconf("SC_CLK_TCK")
+NCPU = os.cpu_count() or 1
+# A second with more than this share of all CPUs stolen is disturbed.
+DISTURBED_SHARE = 0.05
+
+
+def read_steal_s():
+    """Cumulative steal time of all CPUs, in seconds (0 where the kernel
+    does not count it)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return int(fields[8]) / USER_HZ if len(fields) > 8 else 0.0
+
+
+class Monitor:
+    """Samples the steal counter every `period` seconds in a thread while
+    the context is open."""
+
+    def __init__(self, period=0.2):
+        self.period = period
+        self.times, self.steal = [], []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self):
+        self.times.append(time.time())
+        self.steal.append(read_steal_s())
+
+    def _run(self):
+        while not self._stop.wait(self.period):
+            self._sample()
+
+    def __enter__(self):
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _at(self, t):
+        """Steal counter at time t, interpolated between samples."""
+        i = bisect.bisect_left(self.times, t)
+        if i <= 0:
+            return self.steal[0]
+        if i >= len(self.times):
+            return self.steal[-1]
+        t0, t1 = self.times[i - 1], self.times[i]
+        s0, s1 = self.steal[i - 1], self.steal[i]
+        return s0 + (s1 - s0) * (t - t0) / max(t1 - t0, 1e-9)
+
+    def share(self, t0, t1):
+        """Share of all CPUs' time stolen between wall-clock times t0 < t1."""
+        if t1 <= t0:
+            return 0.0
+        return max(0.0, self._at(t1) - self._at(t0)) / (NCPU * (t1 - t0))
+
+    def disturbed(self, t0, t1, threshold=DISTURBED_SHARE):
+        return self.share(t0, t1) > threshold
+
+    def disturbed_windows(self, start, ends_ms, width_ms=1000, pad_s=0.3,
+                          threshold=DISTURBED_SHARE):
+        """The ends (ms after `start`) of the windows of width_ms, widened
+        by pad_s on each side (fio's clock starts a little after `start`),
+        in which more than `threshold` of the CPUs was stolen."""
+        out = set()
+        for end in ends_ms:
+            t1 = start + end / 1000 + pad_s
+            t0 = start + (end - width_ms) / 1000 - pad_s
+            if self.disturbed(t0, t1, threshold):
+                out.add(end)
+        return out
