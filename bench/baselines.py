@@ -76,9 +76,13 @@ def measure(dev, cfg, js, ramp, runtime):
         if kind == "static":
             set_static(dev, *arg)
         cpu0, t0 = (tuner.cpu_s(), time.monotonic()) if tuner else (0, 0)
+        wall0 = time.time()
         res = fio.run(dev.path, js, runtime_s=runtime, ramp_s=ramp)
         out = {"read_p99": res["r"].read_clat_ns[99.0], "read_iops": res["r"].read_iops,
                "write_iops": res["w"].write_iops}
+        stolen = benchlib.steal_pct(wall0 + ramp)
+        if stolen is not None:
+            out["steal_pct"] = stolen
         if tuner:
             out["cpu_pct"] = 100 * (tuner.cpu_s() - cpu0) / (time.monotonic() - t0)
             out["rss_kib"] = tuner.rss_kib()
@@ -163,6 +167,17 @@ def grid_table(grid, tuned_targets):
              "final targets per baseline round: " +
              ", ".join(f"{fmt_target(r)}/{fmt_target(w)}" for r, w in tuned_targets) + "."]
     return rows
+
+
+def grid_steal(grid):
+    """A sentence on the host's CPU steal during the grid's points."""
+    vals = [v["steal_pct"] for v in grid.values() if "steal_pct" in v]
+    if not vals:
+        return []
+    mid, _, hi = benchlib.spread(vals)
+    over = sum(v > 100 * benchlib.hoststeal.DISTURBED_SHARE for v in vals)
+    return ["", f"Host CPU steal per point: median {mid:.0f}%, max {hi:.0f}%; {over} of "
+            f"{len(vals)} points above {100 * benchlib.hoststeal.DISTURBED_SHARE:.0f}%."]
 
 
 def draw_grid(grid, tuned_targets, path_prefix):
@@ -296,7 +311,8 @@ def render(args, grid, grid_wall, best, flash, conv, balanced, optane, pngs, com
         "## Baselines: kyber-tuned beside the alternatives",
         "",
         f"Measured {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} on {machine()}. "
-        f"Regenerate with `{command}` (root; {'full' if args.full else 'quick'} mode).",
+        f"Regenerate with `{command}` (root; {'full' if args.full else 'quick'} mode)."
+        + benchlib.steal_sentence(),
         "",
         "Device: flashsim (tests/flashsim, FUSE + loop with direct I/O), profile `flash` (8 dies, "
         "60 µs read, 500 µs program, reads wait behind programs) unless noted. fio: 4 KiB random, "
@@ -317,6 +333,7 @@ def render(args, grid, grid_wall, best, flash, conv, balanced, optane, pngs, com
         f"incl. {GRID_RAMP} s ramp, {grid_wall / 60:.1f} min)",
         "",
         *grid_table(grid, tuned_targets),
+        *grid_steal(grid),
         "",
         *[f"![{os.path.basename(p)}](bench/{os.path.basename(p)})" for p in pngs],
         "",
@@ -403,7 +420,7 @@ def main(argv):
     args = parse_args(argv)
     preflight()
     benchlib.catch_signals()
-    with fio.io_lock():
+    with fio.io_lock(), benchlib.steal_watch():
         grid, grid_wall, best, flash, conv, balanced, optane = run(args)
     pngs = []
     tuned_targets = [r["targets"] for r in flash["kyber-tuned"] if "targets" in r]

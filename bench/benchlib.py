@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """What every benchmark script shares: the machine line, MET/MISSED verdicts,
-formatting and summary tables, a kyber-tuned process to measure, signal
-handling that lets cleanup finish, and writing one marked section of
-docs/BENCHMARKS.md (each script owns its section; the rest is left alone)."""
+formatting and summary tables, a kyber-tuned process to measure, the host's
+CPU steal during each run, signal handling that lets cleanup finish, and
+writing one marked section of docs/BENCHMARKS.md (each script owns its
+section; the rest is left alone)."""
 
+import contextlib
 import os
 import platform
 import signal
@@ -14,6 +16,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 import conftest  # noqa: E402  (also puts tests/lib on sys.path)
+import hoststeal  # noqa: E402
 
 DOC = os.path.join(REPO, "docs", "BENCHMARKS.md")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -38,6 +41,46 @@ def progress(text):
     """A progress line on stderr, with the minutes and seconds since start."""
     m, sec = divmod(int(time.monotonic() - _T0), 60)
     print(f"[{m:02d}:{sec:02d}] {text}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------ host CPU steal
+# flashsim and the loop devices run in this VM's CPUs; when the host takes
+# them (20-55% of both CPUs for tens of seconds, seen here), every number of
+# that run is partly the host's. Each run records the share stolen during
+# it, and each section states it for the whole benchmark.
+_steal = None          # the hoststeal.Monitor while steal_watch() is open
+_steal_whole = None    # share stolen over the whole of the last steal_watch()
+
+
+@contextlib.contextmanager
+def steal_watch():
+    """Sample the host's CPU steal while the benchmark runs."""
+    global _steal, _steal_whole
+    t0 = time.time()
+    with hoststeal.Monitor(period=0.5) as m:
+        _steal = m
+        try:
+            yield m
+        finally:
+            _steal = None
+    _steal_whole = m.share(t0, time.time())
+
+
+def steal_pct(t0, t1=None):
+    """Percent of all CPUs stolen by the host from t0 (time.time()) to t1
+    (now), or None outside steal_watch()."""
+    if _steal is None:
+        return None
+    return 100 * _steal.share(t0, t1 if t1 is not None else time.time())
+
+
+def steal_sentence():
+    """What the host took over the whole benchmark, for the section header."""
+    if _steal_whole is None:
+        return ""
+    return (f" The host (a shared VM) stole {100 * _steal_whole:.1f}% of both CPUs over the whole "
+            "benchmark (/proc/stat steal); the \"host steal\" column gives it per run: runs above "
+            f"{100 * hoststeal.DISTURBED_SHARE:.0f}% measure the host as much as the device.")
 
 
 def verdict(ok, text):
@@ -83,7 +126,8 @@ def summary_table(runs, metrics, first="configuration"):
 
 
 LAT_IOPS = (("read_p99", "read P99", fmt_us), ("read_iops", "read IOPS", fmt_iops),
-            ("write_iops", "write IOPS", fmt_iops))
+            ("write_iops", "write IOPS", fmt_iops),
+            ("steal_pct", "host steal", lambda v: f"{v:.0f}%"))
 
 
 def med(runs, name, key):

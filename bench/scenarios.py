@@ -80,12 +80,16 @@ def measure(devs, cfg, js, ramp, runtime, filename):
         if kind == "static":
             for dev in devs:
                 set_static(dev, *arg)
+        wall0 = time.time()
         res = fio.run(filename, js, runtime_s=runtime, ramp_s=ramp)
+        stolen = benchlib.steal_pct(wall0 + ramp)
     finally:
         if tuner:
             lines = tuner.stop()
     out = {"read_p99": res["r"].read_clat_ns[99.0], "read_iops": res["r"].read_iops,
            "write_iops": res["w"].write_iops}
+    if stolen is not None:
+        out["steal_pct"] = stolen
     if lines:
         out["targets"] = (lines[-1]["read_target_ns"], lines[-1]["write_target_ns"])
         out["state"] = lines[-1].get("tuner", {}).get("state", "?")
@@ -358,7 +362,8 @@ def render(args, shift_rows, png, fs, devs, cost, command):
         "## Scenarios: a workload shift, ext4, device kinds, daemon cost",
         "",
         f"Measured {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} on {machine()}. "
-        f"Regenerate with `{command}` (root; {'full' if args.full else 'quick'} mode).",
+        f"Regenerate with `{command}` (root; {'full' if args.full else 'quick'} mode)."
+        + benchlib.steal_sentence(),
         "",
         "fio: 4 KiB random, io_uring, direct; R = randread on CPU 0, W = randwrite on CPU 1, the "
         f"number is the iodepth. Runs: {args.ramp:g} s ramp, {args.runtime:g} s measured, "
@@ -436,7 +441,7 @@ def main(argv):
     args = parse_args(argv)
     preflight()
     benchlib.catch_signals()
-    with fio.io_lock():
+    with fio.io_lock(), benchlib.steal_watch():
         records, bounds = shift(args.phase_s)
         fs = filesystem(args)
         devs = devices(args)

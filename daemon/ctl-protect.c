@@ -216,6 +216,10 @@ static void tighten(struct controller *c, const struct ctl_sample *s, const stru
 	if (floor_depth || at_cap || c->floor_bound) {
 		c->infeasible_streak += metric > g->read_ns;
 		d->state = c->infeasible_streak >= 2 || c->floor_bound ? CTL_INFEASIBLE : CTL_TRACKING;
+		/* Found infeasible at the floor's cap: that verdict stands too
+		 * (Kyber keeps swinging the depth around the cap). */
+		if (floored && at_cap && d->state == CTL_INFEASIBLE)
+			c->floor_bound = true;
 		if (!floor_depth && floored)
 			ctl_say(d, "read P%g %s %s goal %s with writes at write-iops-min=%llu: holding",
 			    g->read_pct, m, rel, gl, (unsigned long long)g->write_iops_min);

@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import fio  # noqa: E402
+import hoststeal  # noqa: E402
 import testdev  # noqa: E402
 
 PHASE_S = 5     # measured seconds per fio phase
@@ -135,13 +136,28 @@ def test_optane_no_interference(make_dev):
     waiters, however the device serves reads (measured: R1 P99 1-4 ms at
     16K write IOPS, 50 ms at 4K). That is the host's interference, which
     Kyber exists to fix, not the device's; W256 is measured and printed too.
+
+    The model runs in this VM's CPUs, and a 2x bound on a ~40 us P99 does
+    not survive the host taking them: a pair of runs in which the host stole
+    more than 5% of the CPUs (tests/lib/hoststeal.py) is measured again (3
+    tries; skipped if none was undisturbed).
     """
     dev = make_dev("optane")
-    print()
-    print("  optane, scheduler none: R1 alone")
-    alone, _ = read_p99(dev)
-    print("  optane, scheduler none: R1 + W64")
-    mixed, res = read_p99(dev, W64)
+    for attempt in range(3):
+        with hoststeal.Monitor() as steal:
+            t0 = time.time()
+            print()
+            print("  optane, scheduler none: R1 alone")
+            alone, _ = read_p99(dev)
+            print("  optane, scheduler none: R1 + W64")
+            mixed, res = read_p99(dev, W64)
+            share = steal.share(t0, time.time())
+        print(f"  host CPU steal during the pair: {share:.1%}")
+        if share <= hoststeal.DISTURBED_SHARE:
+            break
+    else:
+        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
+                    "each of 3 tries: the model's timing does not hold")
     print("  optane, scheduler none: R1 + W256 (host tag starvation, not asserted)")
     mixed256, _ = read_p99(dev, W256)
     print(f"  optane R1 P99 alone {us(alone)}, under W64 {us(mixed)}: x{mixed / alone:.2f}; "

@@ -235,10 +235,15 @@ def test_shifts(daemon_factory, flash):
     clean, bad = clean_windows(windows, steal, start, "shifts")
     for ms, p in windows:
         print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us{' (disturbed)' if ms in bad else ''}")
+    judged = 0
     for change, end, what in ((0, 10000, "start"), (10000, 20000, "W256 stops"),
                               (20000, 30000, "W256 starts"), (30000, 40000, "R1 -> R64")):
         after = [p for ms, p in clean if change + 5000 < ms <= end]
-        ok = sum(p <= goal_ns for p in after) / max(1, len(after))
+        if len(after) < 3:
+            print(f"{what}: not judged, only {len(after)} undisturbed windows after 5 s")
+            continue
+        judged += 1
+        ok = sum(p <= goal_ns for p in after) / len(after)
         # A window ending a few ms after the 5 s mark still counts; each
         # disturbed second in the span gives one more.
         extra = 1000 * sum(1 for ms, _ in windows if change < ms <= change + 5100 and ms in bad)
@@ -247,6 +252,8 @@ def test_shifts(daemon_factory, flash):
               f"undisturbed windows")
         assert recovered, what
         assert ok >= 0.75, what
+    if judged < 3:
+        pytest.skip(f"only {judged} of 4 phases had 3 windows undisturbed by host CPU steal")
     reasons = " | ".join(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
     assert "writes started" in reasons or "protecting" in reasons, reasons
     assert all(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])

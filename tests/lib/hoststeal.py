@@ -86,15 +86,17 @@ class Monitor:
     def disturbed(self, t0, t1, threshold=DISTURBED_SHARE):
         return self.share(t0, t1) > threshold
 
-    def disturbed_windows(self, start, ends_ms, width_ms=1000, pad_s=0.3,
+    def disturbed_windows(self, start, ends_ms, width_ms=1000, pad_s=0.3, hangover_s=1.0,
                           threshold=DISTURBED_SHARE):
-        """The ends (ms after `start`) of the windows of width_ms, widened
-        by pad_s on each side (fio's clock starts a little after `start`),
-        in which more than `threshold` of the CPUs was stolen."""
+        """The ends (ms after `start`) of the windows of width_ms in which
+        more than `threshold` of the CPUs was stolen. Each window is widened
+        by pad_s on each side (fio's clock starts a little after `start`)
+        and looks back hangover_s more: after a stall the model's queues
+        take a moment to drain."""
         out = set()
         for end in ends_ms:
             t1 = start + end / 1000 + pad_s
-            t0 = start + (end - width_ms) / 1000 - pad_s
+            t0 = start + (end - width_ms) / 1000 - pad_s - hangover_s
             if self.disturbed(t0, t1, threshold):
                 out.add(end)
         return out
