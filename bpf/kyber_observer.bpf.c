@@ -194,77 +194,77 @@ static __always_inline int on_insert(struct request *rq, bool btf)
 	return 0;
 }
 
-static __always_inline int on_issue(struct request *rq, bool btf)
+/* Track a request issued without an insert: total time starts at its issue.
+ * flags BPF_NOEXIST: returns -EEXIST, having counted nothing, when an entry
+ * exists already. */
+static __always_inline long issue_new(struct request *rq, __u64 *key, __u32 slot, __u64 now,
+				      __u64 flags, bool btf)
 {
-	__u64 key = (__u64)rq, now;
+	struct kt_req n = {};
 	struct kt_op_stats *st;
-	struct kt_req *r, n = {};
-	__u32 dev = rq_dev(rq, btf);
-	__u32 *slot;
 	long err;
 
-	slot = bpf_map_lookup_elem(&watched, &dev);
-	if (!slot)
-		return 0;
-
-	now = bpf_ktime_get_ns();
-	if (!rq_has_sched_tag(rq, btf)) {
-		/* No elevator: usually a direct issue, never inserted. Create
-		 * the entry in one map operation; an existing one (inserted
-		 * because the hardware queue was busy) is handled below. */
-		n.slot = *slot;
-		n.op = rq_op(rq, btf);
-		st = stats_of(n.slot, n.op);
-		if (!st)
-			return 0;
-		n.issue_ns = now;
-		n.state = KT_REQ_ISSUED;
-		err = bpf_map_update_elem(&requests, &key, &n, BPF_NOEXIST);
-		if (!err) {
-			st->issued++;
-			st->inflight++;
-			return 0;
-		}
-		if (err != -EEXIST) {
-			st->dropped++;
-			return 0;
-		}
-	}
-	r = bpf_map_lookup_elem(&requests, &key);
-	if (r) {
-		st = stats_of(r->slot, r->op);
-		if (!st)
-			return 0;
-		if (r->state == KT_REQ_QUEUED) {
-			/* Queue time once: a requeue does not start a new one. */
-			if (r->insert_ns && !(r->flags & KT_REQ_F_QUEUE_SEEN)) {
-				record(st, KT_LAT_QUEUE, now - r->insert_ns);
-				r->flags |= KT_REQ_F_QUEUE_SEEN;
-			}
-			st->queued--;
-			st->inflight++;
-			r->state = KT_REQ_ISSUED;
-		}
-		/* Issued again without a requeue (driver busy): restamp only. */
-		r->issue_ns = now;
-		st->issued++;
-		return 0;
-	}
-
-	/* Direct issue: no insert, total time starts here. */
-	n.slot = *slot;
+	n.slot = slot;
 	n.op = rq_op(rq, btf);
 	st = stats_of(n.slot, n.op);
 	if (!st)
 		return 0;
 	n.issue_ns = now;
 	n.state = KT_REQ_ISSUED;
-	if (bpf_map_update_elem(&requests, &key, &n, BPF_ANY)) {
+	err = bpf_map_update_elem(&requests, key, &n, flags);
+	if (err == -EEXIST)
+		return err;
+	if (err) {
 		st->dropped++;
-		return 0;
+		return err;
 	}
 	st->issued++;
 	st->inflight++;
+	return 0;
+}
+
+static __always_inline int on_issue(struct request *rq, bool btf)
+{
+	__u64 key = (__u64)rq, now;
+	struct kt_op_stats *st;
+	struct kt_req *r;
+	__u32 dev = rq_dev(rq, btf);
+	__u32 *slot;
+
+	slot = bpf_map_lookup_elem(&watched, &dev);
+	if (!slot)
+		return 0;
+
+	now = bpf_ktime_get_ns();
+	/*
+	 * No elevator: usually a direct issue, never inserted. Creating the
+	 * entry is then the one map operation; an existing one (inserted
+	 * because the hardware queue was busy, or issued again) is below.
+	 */
+	if (!rq_has_sched_tag(rq, btf) && issue_new(rq, &key, *slot, now, BPF_NOEXIST, btf) != -EEXIST)
+		return 0;
+	r = bpf_map_lookup_elem(&requests, &key);
+	if (!r) {
+		/* Direct issue past an elevator (or the entry just went away). */
+		issue_new(rq, &key, *slot, now, BPF_ANY, btf);
+		return 0;
+	}
+	st = stats_of(r->slot, r->op);
+	if (!st)
+		return 0;
+	if (r->state == KT_REQ_QUEUED) {
+		/* Queue time once: a requeue does not start a new one. */
+		if (r->insert_ns && !(r->flags & KT_REQ_F_QUEUE_SEEN)) {
+			record(st, KT_LAT_QUEUE, now - r->insert_ns);
+			r->flags |= KT_REQ_F_QUEUE_SEEN;
+		}
+		st->queued--;
+		st->inflight++;
+		r->state = KT_REQ_ISSUED;
+	}
+	/* Issued again without a requeue (driver busy): restamp only. */
+	r->issue_ns = now;
+	st->issued++;
 	return 0;
 }
 
