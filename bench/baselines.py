@@ -51,6 +51,7 @@ GRID_QUICK = ((50_000, 300_000, 1_000_000, 10_000_000),
               (20_000, 2_000_000, 20_000_000, 100_000_000))
 GRID_RAMP, GRID_RUN = 4, 5
 CONVERGE_RUN = 15
+CONVERGE_GOAL_S = 5  # the issue's target: goal met within 5 s of a cold start
 PNG_DIR = os.path.join(REPO, "docs", "bench")
 
 
@@ -290,8 +291,10 @@ def target_lines(flash, best, conv, grid_wall, n_grid, balanced, optane):
                          f"{t:,.0f} vs {n:,.0f} ({t / n - 1:+.1%})"))
     reached = [c for c in conv if c is not None]
     worst = max(reached) if len(reached) == len(conv) else None
-    lines.append(verdict(worst is not None and worst <= 5 and n_grid >= 90,
-                         f"convergence ≤ 5 s against a grid of ≥ 90 configurations: "
+    # fio's 1-s windows end a few ms after each whole second: the window
+    # ending at 5.004 s is the fifth second (the tests allow 5.1 s too).
+    lines.append(verdict(worst is not None and worst <= CONVERGE_GOAL_S + 0.1 and n_grid >= 90,
+                         f"convergence ≤ {CONVERGE_GOAL_S} s against a grid of ≥ 90 configurations: "
                          f"{'never in one run' if worst is None else f'worst {worst:.1f} s'} "
                          f"(runs: {fmt_conv(conv)}); "
                          f"the grid here had {n_grid} points and took {grid_wall / 60:.1f} min"

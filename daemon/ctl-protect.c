@@ -58,9 +58,9 @@ static bool depth_proven(const struct controller *c, unsigned d)
 }
 
 /* Record what this interval's write depth did to reads (only an interval
- * spent whole at one depth says anything about it; after a target write
- * only a pulse's miss does), and find the lowest bad
- * depth above the deepest proven one. */
+ * spent whole at one depth says anything about it; after a target write,
+ * only a pulse's miss does), and find the lowest bad depth above the
+ * deepest proven one. */
 static void note_depth(struct controller *c, const struct ctl_sample *s, bool met)
 {
 	unsigned d = s->write.kyber_depth, proven = 0;
