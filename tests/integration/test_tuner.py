@@ -166,11 +166,11 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
         for r_ns in (50_000, 300_000, 1_000_000, 10_000_000):
             for w_ns in (20_000, 2_000_000, 20_000_000, 100_000_000):
                 grid[(r_ns, w_ns)] = static_run(flash, r_ns, w_ns, steal=steal)
+        w_log = fio_log_values(f"{tmp}/w", "iops")  # tmp is gone after this block
     clean, bad = clean_windows(windows, steal, start, "R1+W256 under the tuner")
     first_ok = next((ms for ms, p in windows if p <= GOAL_NS), None)
     late = [p for ms, p in clean if ms > 5100]
     met = sum(p <= GOAL_NS for p in late) / len(late)
-    w_log = fio_log_values(f"{tmp}/w", "iops")
     w_bad = steal.disturbed_windows(start, [ms for ms, _ in w_log])
     w_clean = [v for ms, v in w_log if ms > 10000 and ms not in w_bad]
     assert len(w_log) >= 50, w_log
