@@ -279,37 +279,56 @@ def test_r1_w1_never_writes(daemon_factory, flash):
 
 def test_optane_no_throttling_cost(daemon_factory, device_factory):
     """No read/write interference (optane) and a goal met without
-    throttling: write IOPS within 5% of scheduler none (interleaved)."""
+    throttling: write IOPS within 5% of scheduler none (interleaved pairs).
+    A pair in which the host stole more than 5% of the CPUs measures the
+    host; it is left out and another is run (at most 4 pairs for 2 clean
+    ones; skipped if none was clean)."""
     dev = device_factory("flashsim", profile="optane")
-    none, tuned = [], []
-    with fio.io_lock():
-        for _ in range(2):
+    none, tuned, shares = [], [], []
+    with fio.io_lock(), hoststeal.Monitor() as steal:
+        for _ in range(4):
+            t0 = time.time()
             dev.set_scheduler("none")
-            none.append(fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops)
+            w_none = fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops
             d = start_tuner(daemon_factory, dev, "read-p99=5ms")
-            tuned.append(fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops)
+            w_tuned = fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops
             lines = stop_tuner(d)
             assert not any(l["tuner"]["state"] == "infeasible" for l in lines)
+            shares.append(steal.share(t0, time.time()))
+            if shares[-1] <= hoststeal.DISTURBED_SHARE:
+                none.append(w_none)
+                tuned.append(w_tuned)
+            if len(none) == 2:
+                break
+    print(f"\nwrite IOPS none {none} tuned {tuned}; host steal per pair "
+          f"{[f'{x:.1%}' for x in shares]}")
+    if not none:
+        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
+                    f"each of {len(shares)} pairs: the model's timing does not hold")
     none_m, tuned_m = sorted(none)[len(none) // 2], sorted(tuned)[len(tuned) // 2]
-    print(f"\nwrite IOPS none {none} tuned {tuned}")
     assert tuned_m >= 0.95 * none_m, (none, tuned)
 
 
 def test_infeasible_goal(daemon_factory, flash):
     """read-p99=10us is out of reach: state infeasible, reads at least as
     good as the static 50 us / 100 ms setting, write-iops-min honoured."""
-    with fio.io_lock():
-        static_p99, static_w = static_run(flash, 50_000, 100_000_000, runtime=8)
-        d = start_tuner(daemon_factory, flash, "read-p99=10us")
-        res = fio.run(flash.path, jobs(), runtime_s=10, ramp_s=4)
-        lines = stop_tuner(d)
+    with fio.io_lock(), hoststeal.Monitor() as steal:
+        static_p99, static_w = static_run(flash, 50_000, 100_000_000, runtime=8, steal=steal)
+        for _ in range(2):  # once more if the host disturbed the run
+            d = start_tuner(daemon_factory, flash, "read-p99=10us")
+            t0 = time.time()
+            res = fio.run(flash.path, jobs(), runtime_s=10, ramp_s=4)
+            share = steal.share(t0, time.time())
+            lines = stop_tuner(d)
+            if share <= hoststeal.DISTURBED_SHARE:
+                break
         d = start_tuner(daemon_factory, flash, "read-p99=10us write-iops-min=8k")
         floor = fio.run(flash.path, jobs(), runtime_s=20, ramp_s=4)
         floor_lines = stop_tuner(d)
     tuned_p99 = res["r"].read_clat_ns[99.0]
     print(f"\nstatic 50us/100ms: read P99 {static_p99 / 1e3:.0f} us, write {static_w:.0f}; tuned: "
           f"read P99 {tuned_p99 / 1e3:.0f} us, write {res['w'].write_iops:.0f}; with floor: write "
-          f"{floor['w'].write_iops:.0f}")
+          f"{floor['w'].write_iops:.0f}; host steal during the tuned run {share:.1%}")
     # Steady state: after the first 5 s and before fio winds down (its last
     # second mixes in the end of the run).
     steady = lines[5:-2]
@@ -320,7 +339,10 @@ def test_infeasible_goal(daemon_factory, flash):
     # (+-20% between 10 s runs here).
     depths = [l["kyber_depth"]["write"] for l in steady]
     assert depths.count(1) >= 0.7 * len(depths), depths
-    assert tuned_p99 <= static_p99 * 1.25
+    # A run the host disturbed compares the host's stalls, not the
+    # settings: the P99 comparison is judged last, and only on a clean run.
+    p99_judged = share <= hoststeal.DISTURBED_SHARE
+    assert not p99_judged or tuned_p99 <= static_p99 * 1.25
     assert floor["w"].write_iops >= 8000 * 0.95
     # With a floor the tuner may only ask for a 2x write slowdown, so Kyber
     # walks the write depth down in small steps; how long that takes varies
@@ -332,6 +354,9 @@ def test_infeasible_goal(daemon_factory, flash):
     assert all(l["tuner"]["state"] == "infeasible" for l in settled), floor_states
     settled_w = sorted(l["ops"]["write"]["iops"] for l in settled)
     assert settled_w[len(settled_w) // 2] >= 8000 * 0.95, settled_w
+    if not p99_judged:
+        pytest.skip(f"read P99 against the static setting not judged: the host stole {share:.0%} "
+                    "of the CPUs in both tuned runs (everything else passed)")
 
 
 def test_override_and_resume(daemon_factory, flash):
