@@ -7,6 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+import baselines  # noqa: E402
 import benchlib  # noqa: E402
 import scenarios  # noqa: E402
 
@@ -69,3 +70,18 @@ def test_regenerate_command_names_the_make_target():
     assert benchlib.regenerate_command("x.py", ["--full"], targets) == "make bench-full"
     assert (benchlib.regenerate_command("x.py", ["--full", "--rounds", "2"], targets)
             == "/usr/bin/python3 bench/x.py --full --rounds 2")
+
+
+def test_balanced_budget_from_the_die_time():
+    # 8 dies x 1 s / 500 us = 16,000 programs/s with no reads; 10,000 reads
+    # of 60 us take 0.6 die-seconds/s, leaving 7.4 for 14,800 programs/s.
+    assert baselines.write_ceiling(0) == 16000
+    assert round(baselines.write_ceiling(10000)) == 14800
+    assert round(baselines.read_room(14800)) == 10000
+    assert baselines.write_ceiling(1e6) == 0
+    runs = {"none": [{"read_iops": 13000, "write_iops": 14000}],
+            "kyber-tuned": [{"read_iops": 27000, "write_iops": 12700}]}
+    text = baselines.balanced_budget(runs)[0]
+    assert "leave time for 12,760 programs/s" in text and "one split meets both" in text
+    runs["none"][0]["read_iops"] = 40000  # 90% of it does not fit beside 12,600 writes
+    assert "no split" in baselines.balanced_budget(runs)[0]
