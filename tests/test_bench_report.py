@@ -85,3 +85,9 @@ def test_balanced_budget_from_the_die_time():
     assert "leave time for 12,760 programs/s" in text and "one split meets both" in text
     runs["none"][0]["read_iops"] = 40000  # 90% of it does not fit beside 12,600 writes
     assert "no split" in baselines.balanced_budget(runs)[0]
+
+
+def test_convergence_steal_note():
+    assert baselines.steal_note([3.0, 4.0], [20.0, 0.0]) == ""
+    note = baselines.steal_note([3.0, 9.0, None], [0.0, 12.0, 1.0])
+    assert "of the 2 run(s) over 5 s, 1 had more than 5% host CPU steal" in note
