@@ -10,6 +10,8 @@ daemon sends. Skips where a real journald owns that socket."""
 import os
 import socket
 import struct
+import threading
+import time
 
 import pytest
 
@@ -37,6 +39,30 @@ def parse_native(data):
     return fields
 
 
+class FakeJournald:
+    """Receives datagrams on the journal socket in a thread, as journald
+    does: a unix datagram socket queues only net.unix.max_dgram_qlen (10)
+    of them, and a sender past that blocks."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.got = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self.got.append(parse_native(self.sock.recv(65536)))
+            except socket.timeout:
+                pass
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+
+
 @pytest.fixture
 def fake_journald():
     if os.path.exists(SOCKET):
@@ -45,10 +71,12 @@ def fake_journald():
     os.makedirs(os.path.dirname(SOCKET), exist_ok=True)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind(SOCKET)
-    s.settimeout(0.5)
+    s.settimeout(0.2)
+    fake = FakeJournald(s)
     try:
-        yield s
+        yield fake
     finally:
+        fake.close()
         s.close()
         os.unlink(SOCKET)
         if made_dir:
@@ -59,14 +87,13 @@ def fake_journald():
                     pass
 
 
-def entries(sock):
-    out = []
-    while True:
-        try:
-            data = sock.recv(65536)
-        except socket.timeout:
-            return out
-        out.append(parse_native(data))
+def entries(fake):
+    """What reached the socket so far, once it has been quiet for 0.5 s."""
+    n = -1
+    while n != len(fake.got):
+        n = len(fake.got)
+        time.sleep(0.5)
+    return list(fake.got)
 
 
 def test_journal_fields(daemon_factory, device_factory, fake_journald, tmp_path):

@@ -25,6 +25,7 @@ import time
 import pytest
 
 import fio
+import hoststeal
 from conftest import json_lines
 
 RUNTIME = 6  # >= 5 s per the acceptance criteria
@@ -52,22 +53,37 @@ class KernelStat:
         return self
 
 
-def observe_during(daemon_factory, dev, workload, slack=3.0):
-    """One observer interval that covers exactly one workload run."""
-    interval = RUNTIME + slack
-    with fio.io_lock():
-        d = daemon_factory(["--observe", dev.name, "--json", "--interval", f"{interval}s",
-                            "--count", "1"])
-        assert d.ready(), d.stderr()
-        t0 = time.monotonic()
-        kstat = KernelStat(dev)
-        res = workload()
-        kstat.finish()
-        assert time.monotonic() - t0 < interval, "workload outlived the observer interval"
-        out = d.communicate(timeout=interval + 30)
+def observe_once(daemon_factory, dev, workload, interval):
+    d = daemon_factory(["--observe", dev.name, "--json", "--interval", f"{interval}s",
+                        "--count", "1"])
+    assert d.ready(), d.stderr()
+    t0 = time.monotonic()
+    kstat = KernelStat(dev)
+    res = workload()
+    kstat.finish()
+    assert time.monotonic() - t0 < interval, "workload outlived the observer interval"
+    out = d.communicate(timeout=interval + 30)
     lines = json_lines(out)
     assert len(lines) == 1, out
     return lines[0], res, kstat
+
+
+def observe_during(daemon_factory, dev, workload, slack=3.0, tries=2):
+    """One observer interval that covers exactly one workload run. A run in
+    which the host stole more than 5% of the CPUs measures the host's
+    stalls (and, measured here, loses several times more completion
+    events, see docs/observer.md): it is run again, and the test skips
+    when every try was disturbed."""
+    with fio.io_lock(), hoststeal.Monitor() as steal:
+        for _ in range(tries):
+            t0 = time.time()
+            out = observe_once(daemon_factory, dev, workload, RUNTIME + slack)
+            share = steal.share(t0, time.time())
+            if share <= hoststeal.DISTURBED_SHARE:
+                return out
+            print(f"host CPU steal {share:.1%} during the run: measured again")
+    pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in each of "
+                f"{tries} runs: latencies and event counts measure the host")
 
 
 def run_job(dev, name, rw, iodepth, cpu):

