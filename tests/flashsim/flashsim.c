@@ -135,7 +135,7 @@ static int arm_timer(struct flashsim *fs)
 
 static void print_stats(struct flashsim *fs)
 {
-	stats_write_json(&fs->stats, &fs->cfg.model, now_ns(), stderr);
+	stats_write_json(&fs->stats, &fs->model, now_ns(), stderr);
 	fflush(stderr);
 }
 
@@ -145,10 +145,15 @@ static int handle_signals(struct flashsim *fs)
 	struct signalfd_siginfo si;
 
 	while (read(fs->signal_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1)
+		if (si.ssi_signo == SIGUSR1) {
 			print_stats(fs);
-		else
+		} else if (si.ssi_signo == SIGUSR2) {
+			model_set_storm(&fs->model, !fs->model.storm);
+			fprintf(stderr, "flashsim: GC storm %s\n", fs->model.storm ? "on" : "off");
+			fflush(stderr);
+		} else {
 			return 0;
+		}
 	}
 	return 1;
 }
@@ -278,6 +283,7 @@ static int setup(struct flashsim *fs)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
 		log_error("Failed to block signals: %m");
 		return -errno;

@@ -129,7 +129,7 @@ static int snapshot_stats(struct flashsim *fs, struct snapshot *snap)
 	f = open_memstream(&snap->buf, &snap->len);
 	if (!f)
 		return -errno;
-	stats_write_json(&fs->stats, &fs->cfg.model, now_ns(), f);
+	stats_write_json(&fs->stats, &fs->model, now_ns(), f);
 	if (fclose(f) != 0)
 		return -errno;
 	return 0;

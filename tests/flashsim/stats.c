@@ -89,18 +89,25 @@ static double div_or_zero(uint64_t a, uint64_t b)
 	return b ? (double) a / (double) b : 0.0;
 }
 
-void stats_write_json(const struct flashsim_stats *s, const struct model_params *p,
+void stats_write_json(const struct flashsim_stats *s, const struct model *m,
 		      uint64_t now_ns, FILE *f)
 {
+	const struct model_params *p = &m->p;
 	const struct lhist *l = &s->lateness;
 
 	fprintf(f, "{\"profile\": \"%s\", ", model_profile_to_string(p->profile));
 	fprintf(f, "\"params\": {\"size\": %" PRIu64 ", \"page_size\": %llu, "
 		"\"dies\": %u, \"read_ns\": %" PRIu64 ", \"program_ns\": %" PRIu64 ", "
 		"\"write_ns\": %" PRIu64 ", \"write_iops\": %" PRIu64 ", "
-		"\"buffer_pages\": %u, \"ack_ns\": %" PRIu64 "}, ",
+		"\"buffer_pages\": %u, \"ack_ns\": %" PRIu64 ", "
+		"\"gc_pages\": %u, \"gc_ns\": %" PRIu64 ", \"contention_ns\": %" PRIu64 ", "
+		"\"storm_gc_pages\": %u, \"storm_slowdown\": %u}, ",
 		p->size, MODEL_PAGE_SIZE, p->dies, p->read_ns, p->program_ns,
-		p->write_ns, p->write_iops, p->buffer_pages, p->ack_ns);
+		p->write_ns, p->write_iops, p->buffer_pages, p->ack_ns,
+		p->gc_pages, p->gc_ns, p->contention_ns, p->storm_gc_pages,
+		p->storm_slowdown);
+	fprintf(f, "\"storm\": %s, \"gc_stalls\": %" PRIu64 ", ",
+		m->storm ? "true" : "false", m->gc_stalls);
 	fprintf(f, "\"uptime_ns\": %" PRIu64 ", ",
 		now_ns > s->started_ns ? now_ns - s->started_ns : 0);
 	fputs("\"ops\": {", f);

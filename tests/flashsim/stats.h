@@ -53,5 +53,5 @@ void stats_replied(struct flashsim_stats *s, uint64_t due_ns, uint64_t now_ns);
 void stats_error(struct flashsim_stats *s, enum model_op op);
 
 /* Writes one JSON object (and a newline) to @f. */
-void stats_write_json(const struct flashsim_stats *s, const struct model_params *p,
+void stats_write_json(const struct flashsim_stats *s, const struct model *m,
 		      uint64_t now_ns, FILE *f);

@@ -167,6 +167,65 @@ def test_optane_no_interference(make_dev):
     assert mixed <= 2 * alone
 
 
+# ------------------------------------------------------------------ 4b
+# Write rate of W256 under none each model gives (page programs or requests
+# per second): tlc 4 dies / 1.5 ms; gc 8 dies x 16 programs per
+# (16 x 500 us + 2 ms); qdlat 128 tags in the device / (100 us + 127 x 60 us).
+NEW_PROFILE_W256_IOPS = {"tlc": 2667, "gc": 12800, "qdlat": 16400}
+
+
+@pytest.mark.parametrize("profile", sorted(NEW_PROFILE_W256_IOPS))
+def test_new_profile_interference(make_dev, profile):
+    """Each newer profile interferes: R1's P99 next to W256 is many times
+    its P99 alone (measured 50-300x), and W256 runs at the model's rate.
+    The FUSE path keeps up (at most ~16K requests/s); host noise can only
+    lower the rate, so its upper bound is tight and its lower bound loose."""
+    dev = make_dev(profile)
+    stats = dev.stats()
+    assert stats["profile"] == profile
+    print()
+    print(f"  {profile}, scheduler none: R1 alone")
+    alone, _ = read_p99(dev)
+    print(f"  {profile}, scheduler none: R1 + W256")
+    mixed, res = read_p99(dev, W256)
+    expected = NEW_PROFILE_W256_IOPS[profile]
+    w = res["w256"].write_iops
+    print(f"  {profile} R1 P99 alone {us(alone)}, under W256 {us(mixed)}: x{mixed / alone:.1f}; "
+          f"W256 {w:.0f} IOPS (model {expected})")
+    assert mixed >= 5 * alone
+    assert 0.7 * expected <= w <= 1.05 * expected
+
+
+def test_storm_signal(make_dev):
+    """SIGUSR2 toggles a GC storm: on flash (no GC otherwise) dies then
+    stall 3 ms after every 4th program, and a writer slows down."""
+    dev = make_dev("flash")
+    w16 = fio.Job("w16", "randwrite", iodepth=16, cpu=1)
+
+    def toggle(want):
+        os.kill(dev.pid, signal.SIGUSR2)
+        deadline = time.monotonic() + 5
+        while dev.stats()["storm"] != want:
+            assert time.monotonic() < deadline, "SIGUSR2 did not toggle the storm"
+            time.sleep(0.05)
+
+    assert dev.stats()["storm"] is False
+    calm = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
+    assert dev.stats()["gc_stalls"] == 0
+    toggle(True)
+    stormy = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
+    stalls = dev.stats()["gc_stalls"]
+    toggle(False)
+    after = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
+    print(f"\n  flash W16: {calm:.0f} IOPS, in a storm {stormy:.0f} ({stalls} GC stalls), "
+          f"after {after:.0f}")
+    assert stalls > 0
+    assert dev.stats()["gc_stalls"] == stalls
+    # 8 dies x 4 programs per (4 x 500 us + 3 ms): 6.4K against 16K.
+    assert stormy <= 0.6 * calm
+    assert after >= 0.8 * calm
+
+
 # ------------------------------------------------------------------ 5
 def test_stats_match_fio(make_dev):
     dev = make_dev("flash")
@@ -298,6 +357,12 @@ def test_cli_up_down(tmp_path):
     (["--read-us", "-5"], "--read-us"),
     (["--size", "1000"], "--size"),
     (["--program-us", "abc"], "--program-us"),
+    (["--profile", "gc", "--gc-pages", "0"], "--gc-pages"),
+    (["--gc-pages", "-1"], "--gc-pages"),
+    (["--gc-us", "0"], "--gc-us"),
+    (["--profile", "qdlat", "--contention-us", "0"], "--contention-us"),
+    (["--storm-gc-pages", "0"], "--storm-gc-pages"),
+    (["--storm-slowdown", "1001"], "--storm-slowdown"),
 ])
 def test_bad_options(args, option, tmp_path):
     if not os.access(testdev.FLASHSIM, os.X_OK):
@@ -316,5 +381,6 @@ def test_help():
                          timeout=10)
     assert res.returncode == 0
     for word in ("--profile", "optane", "buffered", "--write-iops", "--buffer-pages",
-                 "--spin-us", "stats"):
+                 "--spin-us", "stats", "tlc", "gc", "qdlat", "--gc-pages", "--gc-us",
+                 "--contention-us", "--storm-gc-pages", "--storm-slowdown", "SIGUSR2"):
         assert word in res.stdout

@@ -3,8 +3,8 @@
  * A discrete-event simulator of the plant the tuner controls: closed-loop
  * 4 KiB random readers and writers, the block layer's tags, Kyber (its
  * dispatch, tokens and its own latency controller, modelled on
- * block/kyber-iosched.c of Linux 6.x) and a flash or optane device model
- * with the timings of tests/flashsim. sim_run() summarises an interval the
+ * block/kyber-iosched.c of Linux 6.x) and the media model of flashsim
+ * (tests/flashsim/model.c, linked in). sim_run() summarises an interval the
  * way the observer does, as a struct ctl_sample, so daemon/controller.c can
  * be unit tested against it. Pure: no clock, no I/O, no globals; the same
  * seed gives the same results. tests/sim/README.md describes the model.
@@ -16,13 +16,34 @@
 
 #include "ctl-sample.h"
 
-enum sim_profile { SIM_FLASH, SIM_OPTANE };
+/*
+ * The media profiles of tests/flashsim (README.md there and in tests/sim):
+ * flash: 8 dies, reads wait behind 500 us programs on their die;
+ * optane: reads and writes on separate resources, no interference;
+ * tlc: 4 dies, 1.5 ms programs; gc: flash plus a 2 ms GC stall every 16
+ * programs per die; qdlat: parallel service whose time grows with the
+ * number of requests in the device (a loop over a file on a file system).
+ */
+enum sim_profile {
+	SIM_FLASH,
+	SIM_OPTANE,
+	SIM_TLC,
+	SIM_GC,
+	SIM_QDLAT,
+	_SIM_PROFILE_MAX,
+};
 
+/* "flash", "optane", "tlc", "gc", "qdlat"; NULL for anything else. */
+const char *sim_profile_to_string(enum sim_profile p);
+/* The profile, or -EINVAL. */
+int sim_profile_from_string(const char *s);
+
+/* "Flash-like": flash, tlc, gc (dies with one FIFO each). */
 struct sim_params {
 	enum sim_profile profile;
-	unsigned dies;			/* flash: dies; optane: read channels (8) */
-	uint64_t read_ns;		/* flash: page read (60000) */
-	uint64_t program_ns;		/* flash: page program (500000) */
+	unsigned dies;			/* flash-like: dies (8; tlc 4); optane: read channels (8) */
+	uint64_t read_ns;		/* flash-like: page read (60000; tlc 90000); qdlat: read alone (40000) */
+	uint64_t program_ns;		/* flash-like: page program (500000; tlc 1500000) */
 	uint64_t optane_ns;		/* optane: per op, reads and writes on separate resources (12000) */
 	unsigned optane_write_iops;	/* optane: write starts are spaced to this rate (16000) */
 	uint64_t host_ns;		/* fixed host/driver time per request, added after the media */
@@ -35,10 +56,19 @@ struct sim_params {
 	/* Client time between a completion and that client's next submission
 	 * (fio + io_uring reap/submit; 30000). Not in any latency. */
 	uint64_t think_ns;
+	/* ---- the media of the newer profiles (tests/flashsim/model.c) ---- */
+	unsigned gc_pages;		/* flash-like: programs per die between GC stalls, 0 = none (gc: 16) */
+	uint64_t gc_ns;			/* flash-like: one GC stall, die busy (3 ms; gc: 2 ms) */
+	uint64_t write_ns;		/* qdlat: page write alone in the device (100000) */
+	uint64_t contention_ns;		/* qdlat: added per request already in the device (60000) */
+	unsigned storm_gc_pages;	/* SIM_DISTURB_GC_STORM, flash-like: GC every this many programs per die (4) */
+	unsigned storm_slowdown;	/* SIM_DISTURB_GC_STORM, optane/qdlat: media times x this (4) */
 };
 
-/* The defaults of tests/flashsim for the profile, host_ns tuned so that R1
- * alone matches the real flashsim-over-loop numbers (README.md). */
+/* The defaults of tests/flashsim for the profile (taken from its model),
+ * host_ns tuned so that R1 alone matches the real flashsim-over-loop
+ * numbers (README.md). An unknown profile gets flash's numbers, and
+ * sim_new() then refuses it. */
 void sim_params_default(struct sim_params *p, enum sim_profile profile);
 
 struct sim;
@@ -104,6 +134,34 @@ unsigned sim_kyber_depth(const struct sim *s, int domain);
  * depth, and then it passes.
  */
 void sim_set_host_jitter(struct sim *s, uint64_t mean_ns);
+
+/*
+ * Disturbances, to test a controller's recovery. One at a time, in force
+ * from the current simulated time until another one (or NONE) is set.
+ * - HOST_STALLS: the VM's host takes the CPUs away for 3-4 ms at a time,
+ *   35% of the time on average (CPU steal measured on these machines):
+ *   every event (completion, submission, Kyber's timer) that falls in a
+ *   stall happens at its end. The media keeps working meanwhile.
+ * - CPU_CONTENTION: other processes compete for the 2 CPUs: host_ns and
+ *   think_ns x4, and the host jitter becomes an exponential with mean
+ *   4 x host_jitter_ns + 2 x host_ns.
+ * - GC_STORM: heavy garbage collection in the media: flash-like dies stall
+ *   for gc_ns after every storm_gc_pages programs (only writes bring
+ *   stalls); optane and qdlat media take storm_slowdown times as long.
+ */
+enum sim_disturbance {
+	SIM_DISTURB_NONE,
+	SIM_DISTURB_HOST_STALLS,
+	SIM_DISTURB_CPU_CONTENTION,
+	SIM_DISTURB_GC_STORM,
+	_SIM_DISTURB_MAX,
+};
+
+/* -EINVAL (and nothing changes) for an unknown kind. */
+int sim_set_disturbance(struct sim *s, enum sim_disturbance kind);
+enum sim_disturbance sim_get_disturbance(const struct sim *s);
+/* "none", "host-stalls", "cpu-contention", "gc-storm"; NULL otherwise. */
+const char *sim_disturbance_to_string(enum sim_disturbance kind);
 
 /* What the application sees (fio's clat): submit -> complete, including the
  * wait for a request to be allocated. For the last sim_run() interval. */

@@ -11,10 +11,9 @@
  *   kyber: insert -> per-domain FIFO -> token (round robin with batches)
  *          -> driver tag (else hctx->dispatch, FIFO) -> issue
  *   none:  insert == issue
- *   issue -> device media time + host_ns -> complete
+ *   issue -> media time (tests/flashsim/model.c) + host path -> complete
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +76,7 @@ static int req_new(struct sim *s, int op, int32_t *ret)
 	s->free_list = r->next;
 	*r = (struct sim_req) {
 		.submit_ns = s->now,
-		.page = (uint32_t)(sim_rng_next(&s->rng) % SIM_DEVICE_PAGES),
+		.page = (uint32_t)(sim_rng_next(&s->rng) % SIM_PAGES),
 		.next = -1,
 		.op = (uint8_t)op,
 	};
@@ -94,17 +93,22 @@ static void req_release(struct sim *s, int32_t idx)
 
 /* ---------------------------------------------------------------- device */
 
+int sim_event_push(struct sim *s, uint64_t time, uint32_t kind, uint32_t arg)
+{
+	return heap_push_u64(&s->events, time, sim_event_pack(kind, arg));
+}
+
 static int issue(struct sim *s, int32_t idx)
 {
 	struct sim_req *r = &s->reqs[idx];
-	uint64_t due;
+	uint64_t media_end;
 
 	r->state = REQ_INFLIGHT;
 	r->issue_ns = s->now;
-	due = sim_device_submit(&s->dev, r->op, r->page, s->now) + s->p.host_ns;
-	if (s->p.host_jitter_ns)
-		due += (uint64_t)(-(double)s->p.host_jitter_ns * log1p(-sim_rng_unit(&s->rng)));
-	return sim_heap_push(&s->events, due, SIM_EV_COMPLETE, (uint32_t)idx);
+	media_end = model_submit_page(&s->dev, r->op == KT_OP_READ ? MODEL_READ : MODEL_WRITE,
+				      r->page, s->now);
+	return sim_event_push(s, sim_host_complete_at(s, media_end), SIM_EV_COMPLETE,
+			      (uint32_t)idx);
 }
 
 static int issue_with_driver_tag(struct sim *s, int32_t idx)
@@ -317,14 +321,15 @@ static int top_up(struct sim *s)
 /* A completion: the client submits its next request after think_ns. */
 static int client_completed(struct sim *s, int op)
 {
+	uint64_t think = sim_host_think_ns(s);
 	int r;
 
 	s->outstanding[op]--;
 	if (s->outstanding[op] + s->thinking[op] >= s->qd[op])
 		return 0;
-	if (!s->p.think_ns)
+	if (!think)
 		return client_submit(s, op);
-	r = sim_heap_push(&s->events, s->now + s->p.think_ns, SIM_EV_SUBMIT, (uint32_t)op);
+	r = sim_event_push(s, s->now + think, SIM_EV_SUBMIT, (uint32_t)op);
 	if (r < 0)
 		return r;
 	s->thinking[op]++;
@@ -369,8 +374,8 @@ static int complete(struct sim *s, int32_t idx)
 		 * completions never ask for an earlier expiry. */
 		kyber_model_sample(&s->km, (unsigned)op, total, device);
 		if (!s->timer_pending) {
-			ret = sim_heap_push(&s->events, s->now + KYBER_MODEL_TIMER_NS,
-					    SIM_EV_KYBER_TIMER, s->timer_gen);
+			ret = sim_event_push(s, s->now + KYBER_MODEL_TIMER_NS,
+					     SIM_EV_KYBER_TIMER, s->timer_gen);
 			if (ret < 0)
 				return ret;
 			s->timer_pending = true;

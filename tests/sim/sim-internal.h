@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The simulator's state, shared by kyber-sim.c (the API, interval
- * summaries) and sim-blk.c (clients, tags, Kyber's dispatch, completions).
- * Not part of the simulator's API.
+ * summaries), sim-blk.c (clients, tags, Kyber's dispatch, completions) and
+ * sim-host.c (the host path and its disturbances). The media are
+ * tests/flashsim/model.c. Not part of the simulator's API.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../flashsim/model.h"
 #include "hist.h"
 #include "kyber-sim.h"
-#include "sim-device.h"
 #include "sim-kyber.h"
 #include "sim-util.h"
+
+/* 256 MiB of 4 KiB pages, flashsim's default size: only page % dies matters. */
+#define SIM_PAGES (1u << 16)
 
 enum req_state {
 	REQ_FREE,
@@ -50,8 +54,9 @@ struct sim {
 	struct sim_params p;
 	uint64_t rng;
 	uint64_t now;
-	struct sim_device dev;
-	struct sim_heap events;
+	struct model dev;		/* the media: tests/flashsim/model.c */
+	struct heap events;		/* u64 payload: sim_event_pack() */
+	enum sim_disturbance disturb;
 
 	struct sim_req *reqs;
 	uint32_t nreqs;
@@ -89,3 +94,13 @@ int sim_blk_start(struct sim *s);
 void sim_blk_maybe_switch(struct sim *s);
 /* One event at s->now. -ENOMEM, -EINVAL. */
 int sim_blk_handle(struct sim *s, const struct sim_event *ev);
+/* -ENOMEM */
+int sim_event_push(struct sim *s, uint64_t time, uint32_t kind, uint32_t arg);
+
+/* sim-host.c */
+/* When an event due at @t happens: the end of the host stall @t falls in
+ * (HOST_STALLS), else @t. */
+uint64_t sim_host_defer(const struct sim *s, uint64_t t);
+
+/* The per-request host path, inline. */
+#include "sim-host.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Internals shared by the simulator's files: the seeded PRNG and the event
- * min-heap. Not part of the simulator's API.
+ * Internals shared by the simulator's files: the seeded PRNG and the
+ * events. Not part of the simulator's API.
  */
 #pragma once
 
@@ -36,6 +36,11 @@ static inline double sim_rng_unit(uint64_t *state)
 
 /* ---------------------------------------------------------------- events */
 
+/*
+ * The event queue is tests/flashsim/heap.c's min-heap on (time, push
+ * order), shared with flashsim; an event's kind and argument are packed
+ * into the entry's 64-bit payload.
+ */
 enum sim_event_kind {
 	SIM_EV_COMPLETE,	/* arg: request index */
 	SIM_EV_KYBER_TIMER,	/* arg: timer generation (stale ones are ignored) */
@@ -44,20 +49,20 @@ enum sim_event_kind {
 
 struct sim_event {
 	uint64_t time;
-	uint64_t seq;		/* push order: equal times pop FIFO, deterministically */
 	uint32_t kind;
 	uint32_t arg;
 };
 
-struct sim_heap {
-	struct sim_event *v;
-	size_t n, cap;
-	uint64_t next_seq;
-};
+static inline uint64_t sim_event_pack(uint32_t kind, uint32_t arg)
+{
+	return (uint64_t)kind << 32 | arg;
+}
 
-void sim_heap_init(struct sim_heap *h);
-void sim_heap_free(struct sim_heap *h);
-/* -ENOMEM */
-int sim_heap_push(struct sim_heap *h, uint64_t time, uint32_t kind, uint32_t arg);
-/* The caller checks h->n first. */
-struct sim_event sim_heap_pop(struct sim_heap *h);
+static inline struct sim_event sim_event_unpack(uint64_t time, uint64_t packed)
+{
+	return (struct sim_event) {
+		.time = time,
+		.kind = (uint32_t)(packed >> 32),
+		.arg = (uint32_t)packed,
+	};
+}
