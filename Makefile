@@ -48,8 +48,11 @@ LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 # ---------------------------------------------------------------- sources
 # Pure modules: no I/O beyond what their callers hand them; linked into unit
 # tests without root.
+# The controller: the law and its parts (daemon/controller.h).
+CTL_SRCS := daemon/controller.c daemon/ctl-metric.c daemon/ctl-regime.c daemon/ctl-levels.c \
+	daemon/ctl-interference.c
 PURE_SRCS := daemon/hist.c daemon/parse-util.c daemon/interval.c \
-	daemon/report.c daemon/goal.c daemon/controller.c daemon/ctl-metric.c daemon/ctl-protect.c daemon/ctl-sample.c
+	daemon/report.c daemon/goal.c $(CTL_SRCS) daemon/ctl-sample.c
 # Modules that touch the system.
 SYS_SRCS := daemon/log.c daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/observe.c daemon/manager.c daemon/device.c \
@@ -69,7 +72,8 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-goal test-controller test-conf test-state test-tunectl-format
+	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller \
+	test-conf test-state test-tunectl-format
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard daemon/*.h bpf/*.h)
@@ -77,7 +81,7 @@ HEADERS := $(wildcard daemon/*.h bpf/*.h)
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps check unit-test kernel-test demo bench bench-full bench-observer clean lint fuzz man install uninstall
+.PHONY: all deps check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize clean lint fuzz man install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -155,15 +159,36 @@ $(BUILD)/tests/test-hist: tests/unit/test-hist.c daemon/hist.c
 $(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c daemon/parse-util.c
 $(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
 $(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
+# The simulator's media are flashsim's model (one model for both plants).
 SIM_SRCS := tests/sim/kyber-sim.c tests/sim/sim-blk.c tests/sim/sim-kyber.c \
-	tests/sim/sim-device.c tests/sim/sim-heap.c
-$(BUILD)/tests/test-kyber-sim: tests/unit/test-kyber-sim.c $(SIM_SRCS) daemon/hist.c $(wildcard tests/sim/*.h)
+	tests/sim/sim-host.c tests/flashsim/model.c tests/flashsim/heap.c
+SIM_HDRS := $(wildcard tests/sim/*.h) tests/flashsim/model.h tests/flashsim/heap.h
+$(BUILD)/tests/test-kyber-sim: tests/unit/test-kyber-sim.c $(SIM_SRCS) daemon/hist.c $(SIM_HDRS)
+$(BUILD)/tests/test-kyber-sim-matrix: tests/unit/test-kyber-sim-matrix.c $(SIM_SRCS) daemon/hist.c \
+	$(SIM_HDRS)
+$(BUILD)/tests/test-flashsim-model: tests/unit/test-flashsim-model.c tests/flashsim/model.c \
+	tests/flashsim/heap.c tests/flashsim/model.h tests/flashsim/heap.h
 $(BUILD)/tests/test-goal: tests/unit/test-goal.c daemon/goal.c daemon/parse-util.c
 $(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/goal.c daemon/parse-util.c \
 	daemon/log.c daemon/kyber-sysfs.c
 $(BUILD)/tests/test-conf: TEST_LIBS := -linih
-$(BUILD)/tests/test-controller: tests/unit/test-controller.c daemon/controller.c daemon/ctl-metric.c daemon/ctl-protect.c daemon/goal.c \
-	daemon/hist.c daemon/parse-util.c $(SIM_SRCS) $(wildcard tests/sim/*.h)
+# The controller closed-loop against the simulator (tuner-loop.c: the
+# daemon's loop around it); the matrix against the grid oracle.
+TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) daemon/goal.c daemon/hist.c \
+	daemon/parse-util.c $(SIM_SRCS)
+$(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \
+	tests/unit/tuner-loop.h $(SIM_HDRS)
+
+# The tuner matrix simulates hours of I/O: built with optimisation and
+# UBSan (under ASan it would take a quarter of an hour), one process per
+# device model, two at a time; each one's table is printed when it is done.
+MATRIX_BIN := $(BUILD)/tests/test-tuner-matrix
+MATRIX_DEVICES := flash optane tlc gc qdlat
+$(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tuner-loop.h \
+	$(SIM_HDRS) $(HEADERS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Itests/sim -std=gnu11 $(WARN) -O2 -g -fsanitize=undefined \
+		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm
 $(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
 $(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c daemon/hist.c daemon/parse-util.c
@@ -176,6 +201,15 @@ $(UNIT_BINS): $(HEADERS) | $(BUILD)
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+tuner-matrix: $(MATRIX_BIN)
+	@echo "== $(MATRIX_BIN) ($(MATRIX_DEVICES))"
+	@printf '%s\n' $(MATRIX_DEVICES) | xargs -P 2 -I{} sh -c \
+		'$(MATRIX_BIN) {} > $(BUILD)/tests/matrix-{}.log 2>&1; echo $$? > $(BUILD)/tests/matrix-{}.rc'
+	@rc=0; for d in $(MATRIX_DEVICES); do \
+		grep -v '^\[' $(BUILD)/tests/matrix-$$d.log; \
+		[ "$$(cat $(BUILD)/tests/matrix-$$d.rc)" = 0 ] || { echo "tuner matrix: $$d failed" >&2; rc=1; }; \
+	done; exit $$rc
 
 # libFuzzer harnesses (clang, ASan/UBSan), each run for FUZZ_SECONDS on a
 # copy of its seed corpus tests/fuzz/corpus/NAME (NAME: the fuzzer without
@@ -221,6 +255,7 @@ kernel-test: all
 check: deps
 	$(MAKE) all
 	$(MAKE) unit-test
+	$(MAKE) tuner-matrix
 	$(MAKE) fuzz
 	$(MAKE) kernel-test
 
@@ -230,11 +265,13 @@ demo: deps
 
 # Benchmarks write their sections of docs/BENCHMARKS.md (root; never two at
 # once: each holds the machine-wide I/O lock). Quick mode: baselines with a
-# 4 x 4 grid, then the scenarios (shift, ext4, device kinds, daemon cost).
+# 4 x 4 grid, then the scenarios (shift, ext4, device kinds, daemon cost),
+# then kyber-tuned beside the best static setting on three devices.
 bench: deps
 	$(MAKE) all
 	$(PYTHON) bench/baselines.py
 	$(PYTHON) bench/scenarios.py
+	$(PYTHON) bench/generalize.py
 
 # Full mode: the study's 10 x 10 grid, more and longer rounds, and the
 # observer's cost beside biolatency.
@@ -243,12 +280,19 @@ bench-full: deps
 	$(PYTHON) bench/baselines.py --full
 	$(PYTHON) bench/scenarios.py --full
 	$(PYTHON) bench/observer_cost.py
+	$(PYTHON) bench/generalize.py --full
 
 # The observer's cost (ns per event, IOPS loss) beside biolatency; writes
 # its section of docs/BENCHMARKS.md.
 bench-observer: deps
 	$(MAKE) all
 	$(PYTHON) bench/observer_cost.py
+
+# kyber-tuned beside the best static Kyber setting on the root-fs loop, the
+# /dev/shm loop and flashsim (quick mode); writes its section.
+bench-generalize: deps
+	$(MAKE) all
+	$(PYTHON) bench/generalize.py
 
 lint:
 	shellcheck .ci/run

@@ -1,36 +1,31 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * How Kyber's two targets act (block/kyber-iosched.c, docs/tuner.md):
+ * The control law (docs/tuner.md). Kyber cuts a domain while any domain is
+ * congested (a device P90 over its target) and the domain's own P99 is
+ * under 3/4 of its target, grows it while its P99 is over its target, and
+ * holds it in between. So:
  *
- *  - Kyber is "congested" when any domain's P90 device latency exceeds its
- *    target; then every domain whose P99 total latency sits below its own
- *    target is cut (depth x 1/4 .. 3/4 per 100 ms window), and a domain only
- *    grows back when its own P99 total latency exceeds its target.
- *  - So the read target decides *when* reads count as hurt, and the write
- *    target decides *how much write latency* (hence, for a writer with a
- *    fixed queue depth, how little write throughput) Kyber settles at while
- *    protecting reads: writes are cut until their P99 reaches it.
- *
- * Where the writes' P99 sits against the write target picks Kyber's action
- * for them each 100 ms window: below 3/4 of it they are cut (if reads are
- * hurt), between 3/4 and 1 they hold, above it they grow. So the write
- * target is a ceiling on write latency inflation, k x w_ref, and the read
- * target decides when Kyber uses it. The controller steers k and the read
- * target on the read metric (the goal's percentile of read total latency):
- * more protection when the goal is missed, less when there is room,
- * multiplicatively with an adaptive step. With nothing to gain it parks
- * both at the open point, where nothing is throttled and throttled domains
- * grow back.
+ *  - open: a read target far above the reads' latency and a write target
+ *    above the writes' device latency: nothing congests, throttled writes
+ *    grow back. Where the goal holds without throttling, the tuner stays
+ *    here.
+ *  - protecting: a read target low enough that reads count as hurt
+ *    whenever Kyber evaluates them, and a write target T: Kyber then holds
+ *    the writes' P99 between 3/4 T and T by itself, every 100 ms, cutting
+ *    or growing them as needed. T is the one knob: for a writer with a
+ *    fixed queue depth it is a write rate (Little's law), and reads get
+ *    better as it rises. The tuner moves T on a ladder of levels one
+ *    Kyber bucket apart: up on a miss (to the nearest level known to meet
+ *    the goal, else by a step), down while reads have room (by a step
+ *    that grows while room remains, never onto a level that missed
+ *    recently), and back to open once the writes would run free anyway.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "controller.h"
 #include "ctl-internal.h"
-#include "macro.h"
 #include "parse-util.h"
 
 static const char *const state_names[_CTL_STATE_MAX] = {
@@ -48,75 +43,52 @@ const char *ctl_state_to_string(enum ctl_state s)
 	return (unsigned)s < _CTL_STATE_MAX ? state_names[s] : "?";
 }
 
-void controller_params_default(struct ctl_params *p)
-{
-	*p = (struct ctl_params) {
-		.tighten_above = 0.9,
-		.relax_below = 0.7,
-		.relax_after = 2,
-		.read_scale_init = 1.0,
-		.read_scale_min = 0.1,
-		.read_scale_max = 4,
-		.read_band_lo = 0.1,
-		.read_band_hi = 4,
-		.write_band_lo = 1.5,
-		.k_init = 2.2,
-		.k_hold = 4.2,
-		.k_max = 16,
-		.open_read = 8,
-		.open_read_min_ns = KYBER_DEFAULT_READ_NS,
-		.open_write = 2,
-		.step_init = 1.5,
-		.step_min = 1.25,
-		.step_max = 2,
-		.o8_holdoff = 60,
-		.g1_outstanding = 1.5,
-	};
-}
-
 uint64_t controller_samples_needed(double pct)
 {
 	return (uint64_t)ceil(5.0 / (1.0 - pct / 100.0) - 1e-9);
 }
 
-void controller_relearn(struct controller *c)
+double controller_write_ref_ns(const struct controller *c)
 {
-	c->protecting = false;
-	c->decided = false;
-	c->k = c->p.k_init;
-	c->read_scale = c->p.read_scale_init;
-	c->shape = 0;
-	c->w_ref_ns = c->w_ref_iops = 0;
-	c->step = c->p.step_init;
-	c->last_dir = 0;
-	c->relax_streak = 0;
-	c->infeasible_streak = 0;
-	c->probe_pending = false;
-	c->interference_seen = false;
-	c->floor_bound = false;
-	c->floor_cap_hits = 0;
-	ctl_forget_depths(c);
-	c->o8_strikes = 0;
-	c->o8_hold = 0;
-	c->have_sig = false;
-	c->ring_n = c->ring_i = 0;
-	c->acc_n = 0;
-	c->window_metric = 0;
+	return c->regime.w_free_ns;
 }
 
-void controller_init(struct controller *c, const struct goal *g, const struct ctl_params *p)
+double controller_write_ref_iops(const struct controller *c)
+{
+	return c->regime.w_free_iops;
+}
+
+void controller_relearn(struct controller *c)
+{
+	ctl_metric_forget(&c->metric);
+	c->metric.shape = 0;
+	ctl_regime_forget(&c->regime);
+	ctl_levels_forget(&c->levels);
+	ctl_interference_forget(&c->o8);
+	c->protecting = false;
+	c->level = 0;
+	c->last_move = 0;
+	c->read_scale = 1.0;
+	c->lower_step = 1;
+	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
+	c->infeasible = false;
+	c->read_floor_ns = 0;
+	c->since_write = 0;
+	c->prev_write_depth = 0;
+	c->floor_cap = -1;
+	c->floor_bound = false;
+	c->decided = false;
+	c->last_state = CTL_LEARNING;
+}
+
+void controller_init(struct controller *c, const struct goal *g)
 {
 	memset(c, 0, sizeof(*c));
 	c->goal = *g;
-	if (p)
-		c->p = *p;
-	else
-		controller_params_default(&c->p);
 	controller_relearn(c);
 }
 
-
-void ctl_say(struct ctl_decision *d, const char *fmt, ...)
+static void _printf_(2, 3) say(struct ctl_decision *d, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -125,71 +97,497 @@ void ctl_say(struct ctl_decision *d, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The open point: reads never count as hurt and never as slow; writes never
- * count as hurt, and writes throttled earlier see their P99 above the target
- * and grow back. Keeps the current value of a class that has no data. */
+/* ---------------------------------------------------------------- targets */
+
+static uint64_t clamp_target(double ns)
+{
+	if (!(ns >= KYBER_TARGET_MIN_NS))
+		return KYBER_TARGET_MIN_NS;
+	return ns > KYBER_TARGET_MAX_NS ? KYBER_TARGET_MAX_NS : (uint64_t)ns;
+}
+
+/* The open point; keeps the current value of a class that has no data. */
 static struct kyber_targets open_point(const struct controller *c, const struct ctl_sample *s,
 				       const struct kyber_targets *cur)
 {
 	struct kyber_targets t = *cur;
 
 	if (s->read.completed)
-		t.read_ns = clamp_target(MAX(c->p.open_read * (double)s->read.device_p99_ns,
-					     (double)c->p.open_read_min_ns));
-	if (s->write.completed)
-		t.write_ns = clamp_target(c->p.open_write * (double)s->write.device_p99_ns);
+		t.read_ns = clamp_target(MAX(CTL_OPEN_READ * (double)s->read.device_p99_ns,
+					     (double)KYBER_DEFAULT_READ_NS));
+	if (s->write.completed) {
+		/* Under the writes' P99 (queued in Kyber: throttled) so they
+		 * grow back, never under their device latency. */
+		double w = MIN(CTL_OPEN_WRITE * (double)s->write.device_p99_ns,
+			       (double)s->write.total_p99_ns / CTL_OPEN_GROW);
+
+		t.write_ns = clamp_target(MAX(w, CTL_WRITE_FLOOR * (double)s->write.device_p90_ns));
+	}
 	if (c->goal.mode == GOAL_MODE_BALANCED)	/* G-5: the same target for both */
 		t.read_ns = t.write_ns = MAX(t.read_ns, t.write_ns);
 	return t;
 }
 
-/* Are cur already an open point for these latencies? Hysteresis: leave
- * them alone while they keep the open point's properties. */
+/* Are cur an open point already? Hysteresis: kept while they keep its
+ * properties. */
 static bool is_open(const struct controller *c, const struct ctl_sample *s,
 		    const struct kyber_targets *cur)
 {
 	bool read_ok = !s->read.completed ||
-		(double)cur->read_ns >= c->p.open_read / 2 * (double)s->read.device_p99_ns;
+		(double)cur->read_ns >= CTL_OPEN_READ_KEEP * (double)s->read.device_p99_ns;
 	bool write_ok = !s->write.completed ||
-		((double)cur->write_ns >= 1.25 * (double)s->write.device_p99_ns &&
+		((double)cur->write_ns >= CTL_OPEN_WRITE_KEEP * (double)s->write.device_p99_ns &&
 		 /* throttled writes must be able to grow back */
-		 (s->write.kyber_depth == 0 || s->write.kyber_depth >= 128 ||
-		  (double)s->write.total_p99_ns >= 1.75 * (double)cur->write_ns));
+		 (s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP ||
+		  (double)s->write.total_p99_ns >= (double)cur->write_ns));
 
 	if (c->goal.mode == GOAL_MODE_BALANCED && cur->read_ns != cur->write_ns)
 		return false;
 	return read_ok && write_ok;
 }
 
-void ctl_go_open(struct controller *c, const struct ctl_sample *s,
-		    const struct kyber_targets *cur, struct ctl_decision *d)
+static void go_open(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		    struct ctl_decision *d)
 {
 	c->protecting = false;
-	c->probe_pending = false;
 	if (!is_open(c, s, cur))
 		d->targets = open_point(c, s, cur);
 }
 
-/* Write only what changed enough to matter: a target that moved by less
- * than 10% is left alone (each write perturbs one Kyber window). */
-static void settle_write(const struct kyber_targets *cur, struct ctl_decision *d)
+/* While protecting, reads count as hurt once their device P90 is above
+ * the P90 that goes with meeting the goal (times read_scale, lowered for
+ * a tail under a calm P90): Kyber cuts writes only then, and only as far
+ * as the write target lets it. */
+static uint64_t protect_read_target(const struct controller *c)
 {
-	double rr = (double)d->targets.read_ns / (double)MAX(cur->read_ns, 1ULL);
-	double wr = (double)d->targets.write_ns / (double)MAX(cur->write_ns, 1ULL);
+	double shape = c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT;
 
-	/* Kyber's buckets are a quarter of a target wide: closer than that
-	 * changes nothing worth a write. */
-	if (rr > 0.7 && rr < 1.4)
-		d->targets.read_ns = cur->read_ns;
-	if (wr > 0.8 && wr < 1.25)
-		d->targets.write_ns = cur->write_ns;
-	d->write = d->pulse || d->targets.read_ns != cur->read_ns || d->targets.write_ns != cur->write_ns;
+	return clamp_target(shape * (double)c->goal.read_ns * c->read_scale);
+}
+
+static void protect_targets(const struct controller *c, struct ctl_decision *d)
+{
+	d->targets.read_ns = protect_read_target(c);
+	d->targets.write_ns = ctl_level_ns(c->level);
+}
+
+/* ---------------------------------------------------------------- judging */
+
+enum verdict { V_MISS, V_RISK, V_OK, V_SLACK };
+
+static enum verdict judge_goal(const struct controller *c, uint64_t metric)
+{
+	double g = (double)c->goal.read_ns, m = (double)metric, w = (double)c->metric.window_ns;
+	bool window_risk = !w || w > CTL_RISK * g;
+
+	if (m > CTL_CLEAR_MISS * g || (m > g && window_risk))
+		return V_MISS;
+	if (m > CTL_RISK * g && window_risk)
+		return V_RISK;
+	if (m < CTL_SLACK * g && (!w || w < CTL_SLACK * g))
+		return V_SLACK;
+	return V_OK;
 }
 
 /*
- * Last line of defence: a write target below the write device latency makes
- * writes congest Kyber, and with a read target above the read latency the
- * reads are what gets cut (the harmful pair). Never write that.
+ * Where the goal is out of reach, the best reads the most throttling gave
+ * (the floor) stand in for it: more writes are fine while reads stay
+ * within CTL_INFEASIBLE_SLACK of that floor, so the tuner keeps the
+ * least throttling that gives the best reads.
+ */
+static enum verdict judge(const struct controller *c, uint64_t metric)
+{
+	double f = CTL_INFEASIBLE_SLACK * (double)c->read_floor_ns;
+
+	if (!c->infeasible || !c->read_floor_ns || judge_goal(c, metric) != V_MISS)
+		return judge_goal(c, metric);
+	return (double)metric > f && (!c->metric.window_ns || (double)c->metric.window_ns > f) ?
+	       V_MISS : V_SLACK;
+}
+
+/* The highest level at which writes would run free (their P99 at full
+ * depth over the target: Kyber grows them back), and the highest allowed. */
+static int open_level(const struct controller *c, const struct ctl_sample *s)
+{
+	double w = c->regime.w_free_ns > 0 ? c->regime.w_free_ns : (double)s->write.total_p99_ns;
+
+	return ctl_level_at_least(CTL_OPEN_BELOW * w) - 1;
+}
+
+static int max_level(const struct controller *c, const struct ctl_sample *s)
+{
+	double w = c->regime.w_free_ns > 0 ? c->regime.w_free_ns : (double)s->write.total_p99_ns;
+	int max = ctl_level_at_least(CTL_LEVEL_MAX_FACTOR * w);
+
+	/* write-iops-min: no level that would slow the writes under it. */
+	if (c->goal.write_iops_min && c->regime.w_free_iops > 0) {
+		double floor_ns = w * c->regime.w_free_iops / (double)c->goal.write_iops_min;
+		int floor_level = ctl_level_at_least(floor_ns);
+
+		if (ctl_level_ns(floor_level) > floor_ns)
+			floor_level--;
+		max = MIN(max, MAX(floor_level, open_level(c, s) + 1));
+	}
+	if (c->floor_cap >= 0)
+		max = MIN(max, c->floor_cap);
+	return max;
+}
+
+/* ---------------------------------------------------------------- the law */
+
+/* A far miss keeps a level out of use for twice as long. */
+static unsigned miss_weight(const struct controller *c, uint64_t metric)
+{
+	return metric >= CTL_FAR_MISS * c->goal.read_ns ? 2 : 1;
+}
+
+static void set_level(struct controller *c, int level, int move, struct ctl_decision *d)
+{
+	c->level = level;
+	c->last_move = move;
+	protect_targets(c, d);
+}
+
+/*
+ * The level at which Kyber cuts the writes, where they are now, by about
+ * as much as reads miss the goal: it scales a congested domain by (b + 1)/4
+ * for a P99 in bucket b of its target, so the target is chosen to put the
+ * writes' P99 in the middle of the bucket nearest goal/metric (x1/4 for
+ * reads 4x over the goal, x1/2 for 2x, x3/4 closer). A Kyber depth above
+ * the writes outstanding holds nothing back: the cut is counted from the
+ * writes in flight. Each settled interval that still misses after a cut
+ * makes the next cut one bucket harder: reads need not scale with the
+ * write depth (a garbage-collection tail follows the write rate).
+ */
+static int cut_level(const struct controller *c, const struct ctl_sample *s, uint64_t metric)
+{
+	static const double bucket_middle[3] = { 0.125, 0.375, 0.625 };
+	double want = (double)c->goal.read_ns / (double)MAX(metric, 1ULL);
+	uint32_t depth = s->write.kyber_depth;
+	int b;
+
+	if (depth && s->write.outstanding < depth)
+		want *= MAX(s->write.outstanding, 1.0) / depth;
+	b = (int)clampd(round(4 * want - 1) - c->miss_streak, 0, 2);
+	return ctl_level_at_least((double)s->write.total_p99_ns / bucket_middle[b]);
+}
+
+/* The level at which Kyber holds the writes where they are: their P99 in
+ * the middle of bucket 3, neither cut on a congested window nor grown on
+ * a noisy one. */
+static int hold_level(const struct ctl_sample *s)
+{
+	return ctl_level_at_least((double)s->write.total_p99_ns / CTL_HOLD_MIDDLE);
+}
+
+/* From open: a level at which Kyber cuts the writes by about as much as
+ * reads miss the goal, while they do; reads at the goal's P90 stop it. */
+static void engage(struct controller *c, const struct ctl_sample *s, uint64_t metric,
+		   struct ctl_decision *d)
+{
+	int open = open_level(c, s);
+
+	ctl_levels_missed(&c->levels, CTL_LEVEL_OPEN, miss_weight(c, metric));
+	c->protecting = true;
+	c->read_scale = 1.0;
+	c->lower_step = 1;
+	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
+	ctl_interference_start(&c->o8, (double)metric, s->write.iops);
+	set_level(c, MIN(MAX(cut_level(c, s, metric), open + 1), max_level(c, s)), +1, d);
+}
+
+static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
+		    struct ctl_decision *d, const char *m, const char *g)
+{
+	double t = (double)ctl_level_ns(c->level);
+	int max = max_level(c, s), up;
+	bool hurt_lowered = false;
+
+	c->slack_streak = 0;
+	c->lower_step = 1;
+	if (settled)
+		c->miss_streak++;
+	/* Right after a step down, the miss is that step's doing. */
+	if (settled || c->last_move < 0)
+		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric));
+	if (settled && s->read.device_p90_ns && s->read.device_p90_ns <= protect_read_target(c) &&
+	    c->read_scale > CTL_READ_SCALE_MIN) {
+		/* A tail under a calm P90: Kyber does not see the reads hurt.
+		 * Put the read target under their P90 now. */
+		double shape = c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT;
+		double now = CTL_READ_SCALE_STEP * (double)s->read.device_p90_ns /
+			     (shape * (double)c->goal.read_ns);
+
+		c->read_scale = MAX(MIN(c->read_scale * CTL_READ_SCALE_STEP, now), CTL_READ_SCALE_MIN);
+		protect_targets(c, d);
+		hurt_lowered = true;
+	}
+	if (c->level >= max || s->write.kyber_depth == 1) {
+		c->infeasible |= ++c->infeasible_streak >= 2;
+		if (c->infeasible && settled)
+			c->read_floor_ns = c->read_floor_ns ? MIN(c->read_floor_ns, metric) : metric;
+		if (c->goal.write_iops_min && c->level >= max && s->write.kyber_depth != 1)
+			say(d, "read P%g %s over goal %s with writes at write-iops-min=%llu: holding",
+			    c->goal.read_pct, m, g, (unsigned long long)c->goal.write_iops_min);
+		else
+			say(d, "read P%g %s over goal %s with writes throttled as far as they go (depth %u): "
+			    "the goal is out of reach, keeping the best setting", c->goal.read_pct, m, g,
+			    s->write.kyber_depth);
+		return;
+	}
+	c->infeasible_streak = 0;
+	/* While Kyber cuts, the cut follows the distance to the goal (less
+	 * as reads get near it); the level never goes under the one in force
+	 * unless Kyber is cutting. */
+	up = cut_level(c, s, metric);
+	if ((double)s->write.total_p99_ns >= CTL_CUT_ZONE * t)
+		up = MAX(up, c->level + 1);
+	set_level(c, MIN(MAX(up, open_level(c, s) + 1), max), +1, d);
+	say(d, "read P%g %s over goal %s: %swrite target %.3gms", c->goal.read_pct, m, g,
+	    hurt_lowered ? "read P90 under the read target: lower read target, " : "more write throttling, ",
+	    (double)ctl_level_ns(c->level) / 1e6);
+}
+
+/* Reads are fine after a cut: hold the writes there (a read spike no
+ * longer cuts them further; the law decides that, on a second's data).
+ * False when the level in force holds them already. */
+static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
+{
+	int level = MAX(hold_level(s), open_level(c, s) + 1);
+
+	if (level >= c->level)
+		return false;
+	set_level(c, level, -1, d);
+	return true;
+}
+
+/* The next level down for more writes: a step (growing while reads keep
+ * having room), or straight to a lower level known to meet the goal; never
+ * onto or past a level that missed it lately. c->level if there is none. */
+static int lower_level(const struct controller *c, int open)
+{
+	int target = MAX(c->level - c->lower_step, 0), known;
+
+	for (int l = c->level - 1; l >= target; l--)
+		if (ctl_levels_bad(&c->levels, l))
+			return l + 1;
+	known = ctl_levels_good_below(&c->levels, c->level, open + 1);
+	return known >= 0 && known < target ? known : target;
+}
+
+static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
+		     const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
+{
+	int open = open_level(c, s), next;
+
+	c->infeasible_streak = 0;
+	if (settled)
+		ctl_levels_met(&c->levels, c->level);
+	if (++c->slack_streak < CTL_SLACK_INTERVALS) {
+		say(d, "read P%g %s well under goal %s", c->goal.read_pct, m, g);
+		return;
+	}
+	c->slack_streak = 0;
+	if (s->write.iops >= CTL_FULL_RATE * c->regime.w_free_iops) {
+		/* Less throttling would only add writes in flight, not
+		 * throughput: where the rate is flat in the depth, the
+		 * writes' latency is too, and Kyber could not hold them. */
+		say(d, "read P%g %s well under goal %s with writes at their free-running rate: holding",
+		    c->goal.read_pct, m, g);
+		return;
+	}
+	if (freeze(c, s, d)) {
+		say(d, "read P%g %s well under goal %s: hold the writes where they are (write target %.3gms)",
+		    c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
+		return;
+	}
+	next = lower_level(c, open);
+	if (next <= open && !ctl_levels_bad(&c->levels, CTL_LEVEL_OPEN)) {
+		go_open(c, s, cur, d);
+		c->last_move = -1;
+		say(d, "read P%g %s well under goal %s: throttling off", c->goal.read_pct, m, g);
+		return;
+	}
+	next = MAX(next, open + 1);
+	if (next >= c->level) {
+		say(d, "read P%g %s well under goal %s; less write throttling missed it lately: holding",
+		    c->goal.read_pct, m, g);
+		return;
+	}
+	if (metric < CTL_FAR_SLACK * c->goal.read_ns || c->infeasible)
+		c->lower_step = MIN(c->lower_step + 1, CTL_LOWER_MAX);
+	else
+		c->lower_step = 1;
+	c->read_scale = MIN(c->read_scale / CTL_READ_SCALE_STEP, 1.0);
+	set_level(c, next, -1, d);
+	say(d, "read P%g %s well under goal %s: less write throttling (write target %.3gms)",
+	    c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
+}
+
+/* write-iops-min outranks the read goal: writes under it get a lower
+ * level, and no level above that one is used again in this regime. */
+static bool below_floor(struct controller *c, const struct ctl_sample *s, enum verdict v,
+			struct ctl_decision *d, const char *m, const char *g)
+{
+	if (!c->goal.write_iops_min || s->write.iops >= (double)c->goal.write_iops_min ||
+	    c->level <= open_level(c, s) + 1)
+		return false;
+	set_level(c, c->level - 1, -1, d);
+	c->floor_cap = c->level;
+	c->floor_bound = v == V_MISS;
+	d->state = c->floor_bound ? CTL_INFEASIBLE : CTL_TRACKING;
+	say(d, "write IOPS %.0f below write-iops-min=%llu: less write throttling (read P%g %s, goal %s)",
+	    s->write.iops, (unsigned long long)c->goal.write_iops_min, c->goal.read_pct, m, g);
+	return true;
+}
+
+static void protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		    uint64_t metric, struct ctl_decision *d)
+{
+	uint32_t depth = s->write.kyber_depth;
+	bool settled = c->since_write >= 1 && (depth ? depth == c->prev_write_depth : c->since_write >= 2);
+	char m[DURATION_BUF_MAX], g[DURATION_BUF_MAX];
+	enum verdict v = judge(c, metric);
+
+	format_duration(m, sizeof(m), metric);
+	format_duration(g, sizeof(g), c->goal.read_ns);
+	protect_targets(c, d);
+	if (below_floor(c, s, v, d, m, g))
+		return;
+	if (settled && ctl_interference_none(&c->o8, (double)metric, s->write.iops)) {
+		go_open(c, s, cur, d);
+		d->state = CTL_HOLDING;
+		say(d, "throttling writes cut them to %.0f IOPS but read P%g stayed at %s: no read/write "
+		    "interference (O-8), throttling off", s->write.iops, c->goal.read_pct, m);
+		return;
+	}
+	if (v != V_MISS)
+		c->miss_streak = 0;
+	if (v == V_MISS) {
+		on_miss(c, s, metric, settled, d, m, g);
+	} else if (v == V_SLACK) {
+		on_slack(c, s, metric, settled, cur, d, m, g);
+	} else {
+		c->slack_streak = 0;
+		c->lower_step = 1;
+		if (settled && v == V_OK && !freeze(c, s, d))
+			ctl_levels_met(&c->levels, c->level);
+		say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
+		    (double)ctl_level_ns(c->level) / 1e6);
+	}
+	if (c->floor_bound && v == V_MISS && c->protecting)
+		d->state = CTL_INFEASIBLE;	/* the floor and the goal cannot both hold */
+	else if (v != V_MISS)
+		c->floor_bound = false;
+}
+
+/* A new workload: what the levels did says nothing about it. A new writer
+ * also invalidates the level scale (set against its free-running P99):
+ * back to open, where it is learned again. */
+static void new_regime(struct controller *c)
+{
+	ctl_metric_forget(&c->metric);
+	ctl_levels_forget(&c->levels);
+	ctl_interference_forget(&c->o8);
+	c->lower_step = 1;
+	c->slack_streak = c->infeasible_streak = 0;
+	c->infeasible = false;
+	c->read_floor_ns = 0;
+	c->floor_cap = -1;
+	if (c->regime.w_free_ns <= 0)
+		c->protecting = false;
+}
+
+static bool at_risk(const struct controller *c, uint64_t metric)
+{
+	enum verdict v = judge(c, metric);
+
+	return v == V_MISS || v == V_RISK;
+}
+
+static void decide(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		   struct ctl_decision *d)
+{
+	const struct goal *g = &c->goal;
+	char shift[96] = "", m[DURATION_BUF_MAX];
+	uint64_t metric = 0;
+
+	d->targets = *cur;
+	d->state = CTL_TRACKING;
+	ctl_levels_tick(&c->levels);
+	if (ctl_regime_shifted(&c->regime, s, shift, sizeof(shift)))
+		new_regime(c);
+	if (g->has_read && ctl_metric_estimate(&c->metric, g, s, &metric)) {
+		d->goal_known = true;
+		d->metric_ns = metric;
+		d->goal_met = metric <= g->read_ns;
+		/* A verdict of infeasible stands until reads are clearly within
+		 * the goal: at its edge it would flap with every second's noise. */
+		if (judge_goal(c, metric) == V_OK || judge_goal(c, metric) == V_SLACK) {
+			c->infeasible = false;
+			c->read_floor_ns = 0;
+		}
+	}
+	format_duration(m, sizeof(m), metric);
+	ctl_regime_learn_writes(&c->regime, s, !c->protecting ||
+				s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP);
+
+	if (g->mode == GOAL_MODE_THROUGHPUT || g->mode == GOAL_MODE_BALANCED) {
+		go_open(c, s, cur, d);
+		say(d, "mode=%s: targets at the open point, nothing throttled", goal_mode_to_string(g->mode));
+	} else if (!writes_active(s)) {
+		go_open(c, s, cur, d);
+		if (d->goal_known && !d->goal_met)
+			d->state = CTL_INFEASIBLE;
+		say(d, "%s%sno writes to throttle%s", shift, *shift ? ": " : "",
+		    d->goal_known && !d->goal_met ? "; reads miss the goal on their own" : "");
+	} else if (s->write.outstanding <= CTL_G1_OUTSTANDING) {
+		/* G-1: Kyber always lets one write through. Hands off. */
+		d->state = CTL_HOLDING;
+		say(d, "writes have %.1f requests outstanding: Kyber cannot throttle a single "
+		    "outstanding write (G-1), holding", s->write.outstanding);
+	} else if (ctl_interference_holding(&c->o8, d->goal_known && c->since_write >= CTL_O8_SETTLE,
+					    (double)metric)) {
+		go_open(c, s, cur, d);
+		d->state = CTL_HOLDING;
+		say(d, "throttling writes did not improve reads (no read/write interference, O-8): "
+		    "not throttling, probing again in %u intervals", c->o8.hold);
+	} else if (!d->goal_known) {
+		/* Between estimates nothing changes, the state included. */
+		d->state = c->decided ? c->last_state : CTL_LEARNING;
+		say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
+		    g->read_pct, (unsigned long long)c->metric.window_n,
+		    (unsigned long long)controller_samples_needed(g->read_pct));
+	} else if (!c->protecting && !at_risk(c, metric)) {
+		c->decided = true;
+		if (c->since_write >= 1)
+			ctl_levels_met(&c->levels, CTL_LEVEL_OPEN);
+		go_open(c, s, cur, d);
+		say(d, "%s%sread P%g %s within goal without throttling", shift, *shift ? ": " : "",
+		    g->read_pct, m);
+	} else if (!c->protecting) {
+		c->decided = true;
+		engage(c, s, metric, d);
+		say(d, "%s%sread P%g %s at risk of missing goal: protecting reads (write target %.3gms)",
+		    shift, *shift ? ": " : "", g->read_pct, m, (double)d->targets.write_ns / 1e6);
+	} else {
+		c->decided = true;
+		protect(c, s, cur, metric, d);
+		if (*shift) {
+			char r[sizeof(d->reason)];
+
+			snprintf(r, sizeof(r), "%s", d->reason);
+			say(d, "%s; %s", shift, r);
+		}
+	}
+	if (c->infeasible && d->state == CTL_TRACKING)
+		d->state = CTL_INFEASIBLE;
+}
+
+/*
+ * Last line of defence: a write target below the write device latency
+ * makes writes congest Kyber, and with a read target above the read
+ * latency the reads are what gets cut (the harmful pair). Never write that.
  */
 static void never_harmful(const struct ctl_sample *s, struct kyber_targets *t)
 {
@@ -197,129 +595,20 @@ static void never_harmful(const struct ctl_sample *s, struct kyber_targets *t)
 		return;
 	if (s->read.completed && t->read_ns <= s->read.device_p90_ns)
 		return;	/* reads count as hurt anyway: writes get cut, not reads */
-	t->write_ns = clamp_target(1.5 * (double)s->write.device_p90_ns);
+	t->write_ns = clamp_target(CTL_WRITE_FLOOR * (double)s->write.device_p90_ns);
 }
 
-static void decide(struct controller *c, const struct ctl_sample *s,
-		   const struct kyber_targets *cur, struct ctl_decision *d)
+/* Write only what changed enough to matter. */
+static void settle_write(const struct kyber_targets *cur, struct ctl_decision *d)
 {
-	const struct goal *g = &c->goal;
-	char shift[96];
-	uint64_t metric = 0;
+	double rr = (double)d->targets.read_ns / (double)MAX(cur->read_ns, 1ULL);
+	double wr = (double)d->targets.write_ns / (double)MAX(cur->write_ns, 1ULL);
 
-	d->targets = *cur;
-	d->state = CTL_TRACKING;
-
-	if (ctl_workload_shifted(c, s, shift, sizeof(shift))) {
-		c->step = c->p.step_init;
-		c->last_dir = 0;
-		c->relax_streak = c->infeasible_streak = 0;
-		c->probe_pending = c->interference_seen = false;
-		c->o8_strikes = c->o8_hold = 0;
-		ctl_forget_depths(c);
-		ctl_forget_window(c);	/* reads of the old workload */
-	} else
-		shift[0] = 0;
-
-	if (g->has_read && ctl_estimate_metric(c, s, &metric)) {
-		d->goal_known = true;
-		d->metric_ns = metric;
-		d->goal_met = metric <= g->read_ns;
-	}
-
-	if (g->mode == GOAL_MODE_THROUGHPUT || g->mode == GOAL_MODE_BALANCED) {
-		ctl_go_open(c, s, cur, d);
-		ctl_say(d, "mode=%s: targets at the open point, nothing throttled", goal_mode_to_string(g->mode));
-		return;
-	}
-
-	ctl_learn_write_ref(c, s, *shift != 0);
-	if (!writes_active(s)) {
-		ctl_go_open(c, s, cur, d);
-		if (d->goal_known && !d->goal_met)
-			d->state = CTL_INFEASIBLE;
-		ctl_say(d, "%s%sno writes to throttle%s", shift, *shift ? ": " : "",
-		    d->goal_known && !d->goal_met ? "; reads miss the goal on their own" : "");
-		return;
-	}
-
-	if (s->write.outstanding <= c->p.g1_outstanding) {
-		/* G-1: Kyber always lets one write through; with one outstanding
-		 * there is nothing to hold back. Hands off the targets. */
-		d->state = CTL_HOLDING;
-		ctl_say(d, "writes have %.1f requests outstanding: Kyber cannot throttle a single "
-		    "outstanding write (G-1), holding", s->write.outstanding);
-		return;
-	}
-
-	if (c->o8_hold && d->goal_known && (double)d->metric_ns > 2 * c->o8_metric) {
-		/* Reads got much worse with writes free: there is interference
-		 * after all. */
-		c->o8_hold = 0;
-		c->interference_seen = true;
-	}
-	if (c->o8_hold) {
-		c->o8_hold--;
-		ctl_go_open(c, s, cur, d);
-		d->state = CTL_HOLDING;
-		ctl_say(d, "throttling writes did not improve reads (no read/write interference, O-8): "
-		    "not throttling, probing again in %u intervals", c->o8_hold);
-		return;
-	}
-
-	if (!d->goal_known) {
-		/* Between estimates nothing changes, the state included. */
-		d->state = c->decided ? c->last_state : CTL_LEARNING;
-		ctl_say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
-		    g->read_pct, (unsigned long long)c->acc_n,
-		    (unsigned long long)controller_samples_needed(g->read_pct));
-		return;
-	}
-	c->decided = true;
-	if (s->read.device_p90_ns) {
-		/* How P90 relates to the goal's percentile for these reads: the
-		 * read target is a P90 (Kyber's congestion test). Smoothed, so a
-		 * noisy interval does not move the target. */
-		double shape = clampd((double)s->read.device_p90_ns / (double)MAX(metric, 1ULL), 0.2, 1.0);
-
-		c->shape = c->shape > 0 ? 0.8 * c->shape + 0.2 * shape : shape;
-	}
-	if (c->w_ref_ns <= 0) {
-		/* Never saw the writes unthrottled: take them as they are. */
-		c->w_ref_ns = (double)MAX(s->write.total_p99_ns, 1ULL);
-		c->w_ref_iops = s->write.iops;
-	}
-
-	if (c->protecting && ctl_o8_evidence(c, s, metric)) {
-		c->o8_hold = c->p.o8_holdoff;
-		c->o8_metric = (double)metric;
-		c->o8_strikes = 0;
-		ctl_go_open(c, s, cur, d);
-		d->state = CTL_HOLDING;
-		ctl_say(d, "throttling writes cut them to %.0f IOPS but read P%g stayed at %.0fus: no "
-		    "read/write interference (O-8), throttling off", s->write.iops, g->read_pct,
-		    (double)metric / 1e3);
-		return;
-	}
-
-	if (!c->protecting && (double)metric <= c->p.tighten_above * (double)g->read_ns) {
-		ctl_go_open(c, s, cur, d);
-		ctl_say(d, "%s%sread P%g %.0fus within goal without throttling", shift, *shift ? ": " : "",
-		    g->read_pct, (double)metric / 1e3);
-		return;
-	}
-
-	ctl_protect(c, s, cur, metric, d);
-	if (*shift) {
-		char r[sizeof(d->reason) + sizeof(shift) + 2];
-
-		size_t n;
-
-		snprintf(r, sizeof(r), "%s; %s", shift, d->reason);
-		n = strnlen(r, sizeof(d->reason) - 1);	/* truncation is fine */
-		memcpy(d->reason, r, n);
-		d->reason[n] = 0;
-	}
+	if (rr > 1 / CTL_REWRITE_READ && rr < CTL_REWRITE_READ)
+		d->targets.read_ns = cur->read_ns;
+	if (wr > 1 / CTL_REWRITE_WRITE && wr < CTL_REWRITE_WRITE)
+		d->targets.write_ns = cur->write_ns;
+	d->write = d->targets.read_ns != cur->read_ns || d->targets.write_ns != cur->write_ns;
 }
 
 void controller_decide(struct controller *c, const struct ctl_sample *s,
@@ -327,42 +616,23 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 {
 	memset(d, 0, sizeof(*d));
 	if (c->goal.mode == GOAL_MODE_ADVISE) {
-		/* No feedback from a plant we never touch: decide on a copy. */
-		struct controller *copy = malloc(sizeof(*copy));
+		/* No feedback from a plant we never touch: the law decides on a
+		 * copy; only what was observed is kept. */
+		struct controller copy = *c;
 
-		if (!copy) {
-			d->targets = *cur;
-			d->state = CTL_ADVISE;
-			ctl_say(d, "out of memory");
-			return;
-		}
-		*copy = *c;
-		copy->goal.mode = GOAL_MODE_LATENCY;
-		decide(copy, s, cur, d);
-		/* Keep only the read window, so the metric keeps accumulating. */
-		memcpy(c->ring, copy->ring, sizeof(c->ring));
-		c->ring_n = copy->ring_n;
-		c->ring_i = copy->ring_i;
-		c->acc_n = copy->acc_n;
-		c->have_sig = copy->have_sig;
-		c->sig_writes = copy->sig_writes;
-		c->sig_read_outstanding = copy->sig_read_outstanding;
-		free(copy);
+		copy.goal.mode = GOAL_MODE_LATENCY;
+		decide(&copy, s, cur, d);
+		c->metric = copy.metric;
+		c->regime = copy.regime;
 		settle_write(cur, d);
-		d->write = d->pulse = false;
+		d->write = false;
 		d->state = CTL_ADVISE;
 		return;
 	}
 	decide(c, s, cur, d);
 	c->last_state = d->state;
-	if (d->goal_known)
-		c->prev_write_depth = s->write.kyber_depth;
 	never_harmful(s, &d->targets);
-	if (d->pulse)
-		never_harmful(s, &d->pulse_targets);
 	settle_write(cur, d);
-	c->wrote_last = d->write;
-	c->pulse_from = d->pulse ? MAX(s->write.kyber_depth, 1U) : 0;
-	if (d->write)
-		ctl_forget_window(c);
+	c->prev_write_depth = s->write.kyber_depth;
+	c->since_write = d->write ? 0 : c->since_write + 1;
 }

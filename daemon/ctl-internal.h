@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The controller's parts, shared between its files: controller.c decides
- * (the one control function), ctl-metric.c estimates the read metric and
- * notices workload shifts, ctl-protect.c steers the targets while reads
- * are protected. Pure: no I/O, no clock.
+ * The controller's parts, each owning one piece of struct controller
+ * (controller.h lists which). controller.c calls them; they never call
+ * each other. Pure: no I/O, no clock.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "controller.h"
 #include "macro.h"
-
-static inline uint64_t clamp_target(double ns)
-{
-	if (!(ns >= KYBER_TARGET_MIN_NS))
-		return KYBER_TARGET_MIN_NS;
-	if (ns > KYBER_TARGET_MAX_NS)
-		return KYBER_TARGET_MAX_NS;
-	return (uint64_t)ns;
-}
 
 static inline double clampd(double v, double lo, double hi)
 {
@@ -29,29 +20,65 @@ static inline double clampd(double v, double lo, double hi)
 
 static inline bool writes_active(const struct ctl_sample *s)
 {
-	return s->write.completed > 0 && s->write.iops >= 10;
+	return s->write.completed > 0 && s->write.iops >= CTL_WRITES_ACTIVE_IOPS;
 }
 
-/* How far the writes' latency is above its unthrottled level. */
-static inline double inflation(const struct controller *c, const struct ctl_sample *s)
-{
-	return c->w_ref_ns > 0 ? (double)s->write.total_p99_ns / c->w_ref_ns : 1.0;
-}
+/* ctl-metric.c: the goal's percentile of read total latency. */
+void ctl_metric_forget(struct ctl_metric *m);
+/*
+ * Adds the interval's reads to the window and estimates the metric: from
+ * the newest interval when it has enough reads (or an already certain
+ * miss), else from the window. False when neither has enough. Also
+ * updates the smoothed shape (read device P90 / metric).
+ */
+bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struct ctl_sample *s,
+			 uint64_t *ret);
 
-/* controller.c */
-void ctl_say(struct ctl_decision *d, const char *fmt, ...) _printf_(2, 3);
-/* Park both targets at the open point (unless already there); stop protecting. */
-void ctl_go_open(struct controller *c, const struct ctl_sample *s,
-		 const struct kyber_targets *cur, struct ctl_decision *d);
+/* ctl-regime.c: the workload's signature and the writes running free. */
+void ctl_regime_forget(struct ctl_regime *r);
+/*
+ * A new regime: writes started or stopped, or the reads' or writes'
+ * outstanding count changed by CTL_SHIFT_FACTOR. Writes what changed into
+ * `what`. The first call only learns the signature.
+ */
+bool ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n);
+/* Learn the writes' free-running P99 and rate (free_running: the writes
+ * were not throttled in this interval). */
+void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, bool free_running);
 
-/* ctl-metric.c */
-bool ctl_estimate_metric(struct controller *c, const struct ctl_sample *s, uint64_t *ret);
-void ctl_forget_window(struct controller *c);
-bool ctl_workload_shifted(struct controller *c, const struct ctl_sample *s, char *what, size_t n);
-void ctl_learn_write_ref(struct controller *c, const struct ctl_sample *s, bool shifted);
+/* ctl-levels.c: the ladder of write targets and what each did to reads;
+ * the open point keeps its counts as level CTL_LEVEL_OPEN. */
+#define CTL_LEVEL_OPEN (-1)
+uint64_t ctl_level_ns(int level);
+/* The lowest level whose target is at least ns. */
+int ctl_level_at_least(double ns);
+void ctl_levels_forget(struct ctl_levels *l);
+/* Once per interval: the counts halve every CTL_EVIDENCE_HALF_LIFE. */
+void ctl_levels_tick(struct ctl_levels *l);
+/* A settled interval at `level` met the goal. */
+void ctl_levels_met(struct ctl_levels *l, int level);
+/* An interval at `level` missed it; weight 2 for a far miss, which
+ * keeps the level out of use for two half-lives. False (not counted)
+ * while a level with less throttling meets the goal. */
+bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight);
+/* Missed there more than once in CTL_BAD_MISS_RATIO: do not go back
+ * before the counts fade. */
+bool ctl_levels_bad(const struct ctl_levels *l, int level);
+/* The lowest level above `level` (at most `max`) that met the goal and is
+ * not bad; -1 if none. */
+int ctl_levels_good_above(const struct ctl_levels *l, int level, int max);
+/* The lowest level below `level` (at least `min`) that met the goal, with
+ * no bad level between; -1 if none. */
+int ctl_levels_good_below(const struct ctl_levels *l, int level, int min);
 
-/* ctl-protect.c */
-void ctl_forget_depths(struct controller *c);
-bool ctl_o8_evidence(struct controller *c, const struct ctl_sample *s, uint64_t metric);
-void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		 uint64_t metric, struct ctl_decision *d);
+/* ctl-interference.c: does throttling writes help reads (O-8)? */
+void ctl_interference_forget(struct ctl_interference *o);
+/* Throttling starts: remember the reads and writes before it. */
+void ctl_interference_start(struct ctl_interference *o, double metric, double write_iops);
+/* A settled interval while throttling: true when it shows, for the
+ * CTL_O8_STRIKES-th time running, that cutting the writes left reads as
+ * they were. Then holding starts. */
+bool ctl_interference_none(struct ctl_interference *o, double metric, double write_iops);
+/* While holding after O-8: true (and the hold ends) once reads are twice
+ * as bad as when it started; else counts the hold down. */
+bool ctl_interference_holding(struct ctl_interference *o, bool metric_known, double metric);

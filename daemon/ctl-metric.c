@@ -1,108 +1,78 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the controller knows about the workload: the read metric (the
- * goal's percentile of read total latency) over the newest interval and a
- * short window, the writes' unthrottled latency and rate, and whether the
- * workload shifted under it.
+ * The read metric: the goal's percentile of read total latency, over the
+ * newest interval and over a window of recent ones, and how the reads'
+ * device P90 (what Kyber tests) relates to it.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "ctl-internal.h"
 
-/* A miss that is already certain with n samples: more above the goal than
- * (1 - pct) x n + 3 sigma + 2 cannot come from a distribution meeting it. */
-static bool certain_miss(const struct controller *c, const __u64 *h)
+void ctl_metric_forget(struct ctl_metric *m)
 {
-	double q = 1.0 - c->goal.read_pct / 100.0, n = (double)hist_count(h);
-	double above = n * (1.0 - hist_fraction_le(h, c->goal.read_ns));
+	double shape = m->shape;	/* a property of the device and reads, kept */
 
-	return n >= 20 && above > q * n + 3 * sqrt(q * n) + 2;
+	memset(m, 0, sizeof(*m));
+	m->shape = shape;
 }
 
-/*
- * The read metric of the newest interval (the metric everything reports)
- * and, in c->window_metric, over the window of recent intervals. When the
- * newest interval alone has too few reads, both come from the window; a
- * miss that is already certain counts as known either way.
- */
-bool ctl_estimate_metric(struct controller *c, const struct ctl_sample *s, uint64_t *ret)
+/* A miss that is already certain with n samples: more above the goal than
+ * (1 - pct) x n + 3 sigma + 2 cannot come from a distribution meeting it. */
+static bool certain_miss(const struct goal *g, const __u64 *h)
 {
-	uint64_t need = controller_samples_needed(c->goal.read_pct), n_latest = 0;
+	double q = 1.0 - g->read_pct / 100.0, n = (double)hist_count(h);
+	double above = n * (1.0 - hist_fraction_le(h, g->read_ns));
+
+	return n >= CTL_CERTAIN_MISS_MIN_READS && above > q * n + 3 * sqrt(q * n) + 2;
+}
+
+static bool estimable(const struct goal *g, const __u64 *h, uint64_t n, uint64_t *ret)
+{
+	return (n >= controller_samples_needed(g->read_pct) || certain_miss(g, h)) &&
+	       hist_percentile(h, g->read_pct, ret) == 0;
+}
+
+/* The shape near the goal is the one that matters: far from it (reads
+ * queued behind a full device) P90 and P99 are nearly the same. */
+static void learn_shape(struct ctl_metric *m, const struct goal *g, const struct ctl_sample *s,
+			uint64_t metric)
+{
+	double shape;
+
+	if (!s->read.device_p90_ns || metric < CTL_SHAPE_NEAR_LO * g->read_ns ||
+	    metric > CTL_SHAPE_NEAR_HI * g->read_ns)
+		return;
+	shape = clampd((double)s->read.device_p90_ns / (double)metric, 0.02, 1.0);
+	m->shape = m->shape > 0 ? (1 - CTL_SHAPE_WEIGHT) * m->shape + CTL_SHAPE_WEIGHT * shape : shape;
+}
+
+bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struct ctl_sample *s,
+			 uint64_t *ret)
+{
 	const __u64 *latest = s->read_total_hist;
+	uint64_t n_latest = latest ? hist_count(latest) : 0;
 	hist_t window = {};
 	bool window_known;
 
-	if (latest && (n_latest = hist_count(latest))) {
-		memcpy(c->ring[c->ring_i], latest, sizeof(hist_t));
-		c->ring_i = (c->ring_i + 1) % CTL_WINDOW;
-		c->ring_n = MIN(c->ring_n + 1, CTL_WINDOW);
+	if (n_latest) {
+		memcpy(m->ring[m->ring_i], latest, sizeof(hist_t));
+		m->ring_i = (m->ring_i + 1) % CTL_WINDOW;
+		m->ring_n = MIN(m->ring_n + 1, (unsigned)CTL_WINDOW);
 	}
-	for (unsigned i = 0; i < c->ring_n; i++)
-		hist_merge(window, c->ring[i]);
-	c->acc_n = hist_count(window);
-	window_known = (c->acc_n >= need || certain_miss(c, window)) &&
-		       hist_percentile(window, c->goal.read_pct, &c->window_metric) == 0;
+	for (unsigned i = 0; i < m->ring_n; i++)
+		hist_merge(window, m->ring[i]);
+	m->window_n = hist_count(window);
+	window_known = estimable(g, window, m->window_n, &m->window_ns);
 	if (!window_known)
-		c->window_metric = 0;
-	if (n_latest && (n_latest >= need || certain_miss(c, latest)) &&
-	    hist_percentile(latest, c->goal.read_pct, ret) == 0) {
+		m->window_ns = 0;
+	if (n_latest && estimable(g, latest, n_latest, ret)) {
 		if (!window_known)
-			c->window_metric = *ret;
-		return true;
-	}
-	if (!window_known)
-		return false;
-	*ret = c->window_metric;
-	return true;
-}
-
-/* New targets, new regime: what came before says nothing about it. */
-void ctl_forget_window(struct controller *c)
-{
-	c->ring_n = c->ring_i = 0;
-	c->acc_n = 0;
-	c->window_metric = 0;
-}
-
-/* A write burst starting or stopping, or the read depth changing by 2x:
- * what was learned about the old workload no longer holds. */
-bool ctl_workload_shifted(struct controller *c, const struct ctl_sample *s, char *what, size_t n)
-{
-	bool writes = c->sig_writes ? s->write.iops >= 5 : s->write.iops >= 50;
-	double ro = s->read.outstanding, old = c->sig_read_outstanding;
-	bool shifted = false;
-
-	if (!c->have_sig) {
-		c->have_sig = true;
-	} else if (writes != c->sig_writes) {
-		snprintf(what, n, "writes %s", writes ? "started" : "stopped");
-		shifted = true;
-	} else if (s->read.completed && fabs(ro - old) >= 1 && (ro >= 2 * old || old >= 2 * ro)) {
-		snprintf(what, n, "reads outstanding %.1f -> %.1f", old, ro);
-		shifted = true;
-	}
-	c->sig_writes = writes;
-	if (s->read.completed)
-		c->sig_read_outstanding = ro;
-	return shifted;
-}
-
-/* Learn the writes' unthrottled latency and rate whenever they run free
- * (and raise the rate whenever they beat it). */
-void ctl_learn_write_ref(struct controller *c, const struct ctl_sample *s, bool shifted)
-{
-	bool free_running = !c->protecting || s->write.kyber_depth >= 128;
-
-	if (shifted || !writes_active(s) || !s->write.total_p99_ns)
-		return;
-	if (s->write.iops > c->w_ref_iops)
-		c->w_ref_iops = s->write.iops;
-	if (!free_running)
-		return;
-	if (c->w_ref_ns <= 0)
-		c->w_ref_ns = (double)s->write.total_p99_ns;
+			m->window_ns = *ret;
+	} else if (window_known)
+		*ret = m->window_ns;
 	else
-		c->w_ref_ns = 0.5 * c->w_ref_ns + 0.5 * (double)s->write.total_p99_ns;
+		return false;
+	learn_shape(m, g, s, *ret);
+	return true;
 }

@@ -65,12 +65,6 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct device *d = userdata;
 
-	if (d->pulse_pending) {
-		/* End of a growth pulse: the holding targets go in now. */
-		d->pulse_pending = false;
-		if (!d->overridden && !d->paused)
-			(void)write_targets(d, &d->after_pulse);
-	}
 	/* The first Kyber window after a change mixes old and new buckets:
 	 * start the next interval here. */
 	if (observer_snapshot(d->m->observer, d->slot, d->base) < 0)
@@ -147,8 +141,8 @@ static void remember_targets(struct device *d, const struct kyber_targets *t)
 	e.name = d->dev.name;
 	e.read_target_ns = t->read_ns;
 	e.write_target_ns = t->write_ns;
-	e.write_ref_p99_ns = (uint64_t)d->ctl->w_ref_ns;
-	e.write_ref_iops = d->ctl->w_ref_iops;
+	e.write_ref_p99_ns = (uint64_t)controller_write_ref_ns(d->ctl);
+	e.write_ref_iops = controller_write_ref_iops(d->ctl);
 	e.updated_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (state_put(&d->m->state, &e) == 0)
 		manager_save_state(d->m);
@@ -184,7 +178,7 @@ static const char *const *change_fields(struct change_fields *f, const struct ct
 	return f->v;
 }
 
-/* Write what the controller decided (a pulse first, if any). */
+/* Write what the controller decided. */
 static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl_decision *dec)
 {
 	struct manager *m = d->m;
@@ -205,28 +199,16 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 				 obs, dec->reason);
 		return false;
 	}
-	if (write_targets(d, dec->pulse ? &dec->pulse_targets : &dec->targets) < 0)
+	if (write_targets(d, &dec->targets) < 0)
 		return false;
-	if (dec->pulse) {
-		char p[48];
-
-		format_targets(p, sizeof(p), &dec->pulse_targets);
-		log_dev_event_fields(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_TARGETS_CHANGED,
-				     change_fields(&fields, s, dec, &before, &dec->pulse_targets),
-				     "targets %s -> %s for %llu ms, then %s; %s; %s", old, p,
-				     (unsigned long long)((dec->pulse_ns ?: m->o.settle_ns) / 1000000), new,
-				     obs, dec->reason);
-		d->after_pulse = dec->targets;
-		d->pulse_pending = true;
-	} else
-		log_dev_event_fields(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_TARGETS_CHANGED,
-				     change_fields(&fields, s, dec, &before, &dec->targets),
-				     "targets %s -> %s; %s; %s", old, new, obs, dec->reason);
+	log_dev_event_fields(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_TARGETS_CHANGED,
+			     change_fields(&fields, s, dec, &before, &dec->targets),
+			     "targets %s -> %s; %s; %s", old, new, obs, dec->reason);
 	d->changes++;
 	sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 	d->settle = sd_event_source_disable_unref(d->settle);
 	if (sd_event_add_time(m->event, &d->settle, CLOCK_MONOTONIC,
-			      now + (dec->pulse && dec->pulse_ns ? dec->pulse_ns : m->o.settle_ns) / 1000, 1000,
+			      now + m->o.settle_ns / 1000, 1000,
 			      on_settled, d) < 0)
 		log_dev_warning(d->dev.name, "failed to arm the settle timer");
 	remember_targets(d, &dec->targets);
@@ -444,7 +426,7 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 		r = -ENOMEM;
 		goto fail;
 	}
-	controller_init(d->ctl, &d->goal, NULL);
+	controller_init(d->ctl, &d->goal);
 
 	r = save_original(d, err, errlen);
 	if (r < 0)
@@ -532,7 +514,7 @@ void device_set_goal(struct device *d, const struct goal *g)
 	char goal[GOAL_TEXT_MAX];
 
 	d->goal = *g;
-	controller_init(d->ctl, g, NULL);
+	controller_init(d->ctl, g);
 	set_state(d, g->mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "new goal");
 	log_dev_info(d->dev.name, "goal now %s", goal_format(g, goal, sizeof(goal)));
 }
@@ -578,7 +560,7 @@ int device_reset(struct device *d)
 	if (r < 0)
 		return r;
 	/* Back on the originals: tuning again starts from Kyber afresh. */
-	controller_init(d->ctl, &d->goal, NULL);
+	controller_init(d->ctl, &d->goal);
 	d->paused = true;
 	set_state(d, CTL_PAUSED, "reset: original scheduler and targets restored");
 	return 0;

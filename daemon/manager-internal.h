@@ -31,8 +31,6 @@ struct device {
 	bool have_interval;
 	struct ctl_decision last;	/* last decision */
 	sd_event_source *settle;
-	bool pulse_pending;		/* final targets to write when settle fires */
-	struct kyber_targets after_pulse;
 	uint64_t changes;
 };
 

@@ -14,130 +14,37 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "controller.h"
-#include "kyber-sim.h"
+#include "tuner-loop.h"
 
-#define SEC 1000000000ULL
-#define MSEC 1000000ULL
-#define USEC 1000ULL
 #define GOAL_2MS (2 * MSEC)
 #define STEADY_CHANGES_PER_MIN 6
 
-struct loop {
-	struct sim *sim;
-	struct controller ctl;
-	uint64_t interval_ns, settle_ns;
-	bool changed_last;
-	unsigned changes, windows, met;
-	double write_iops_sum;
-	struct ctl_decision d;
-	struct ctl_sample s;
-	uint64_t metric;	/* read P99 of the last window, from its histogram */
-};
-
-static struct loop *loop_new(enum sim_profile profile, const char *goal_text, unsigned rqd, unsigned wqd)
+/* The plant of these tests: the profile's defaults with the real FUSE
+ * path's tail. */
+static struct tuner_loop *loop_new(enum sim_profile profile, const char *goal_text, unsigned rqd,
+				   unsigned wqd)
 {
-	struct loop *l = calloc(1, sizeof(*l));
 	struct sim_params p;
-	struct goal g;
-	char err[256];
 
-	assert_non_null(l);
 	sim_params_default(&p, profile);
 	p.seed = 42;
-	p.host_jitter_ns = 20 * USEC;	/* the real FUSE path's tail (tests/sim/README.md) */
-	assert_int_equal(sim_new(&l->sim, &p), 0);
-	sim_set_kyber(l->sim, true);
-	sim_set_workload(l->sim, rqd, wqd);
-	assert_int_equal(goal_parse(goal_text, &g, err, sizeof(err)), 0);
-	controller_init(&l->ctl, &g, NULL);
-	l->interval_ns = SEC;
-	l->settle_ns = 300 * MSEC;
-	return l;
-}
-
-static void loop_free(struct loop *l)
-{
-	sim_free(l->sim);
-	free(l);
-}
-
-/* Every written target lies in its documented band and is never the
- * harmful pair. */
-static void check_written(const struct ctl_sample *s, const struct kyber_targets *t)
-{
-	assert_true(t->read_ns >= KYBER_TARGET_MIN_NS && t->read_ns <= KYBER_TARGET_MAX_NS);
-	assert_true(t->write_ns >= KYBER_TARGET_MIN_NS && t->write_ns <= KYBER_TARGET_MAX_NS);
-	if (s->write.completed && s->read.completed)
-		assert_true(t->write_ns >= s->write.device_p90_ns || t->read_ns <= s->read.device_p90_ns);
-	if (s->read.completed && s->read.device_p90_ns)
-		assert_true(t->read_ns >= s->read.device_p90_ns / 10);
-}
-
-/* One control interval, as the daemon runs it: after a change the first
- * settle_ns are discarded. */
-static void step(struct loop *l)
-{
-	struct kyber_targets cur;
-
-	if (l->changed_last) {
-		assert_int_equal(sim_run(l->sim, l->settle_ns, NULL), 0);
-		assert_int_equal(sim_run(l->sim, l->interval_ns - l->settle_ns, &l->s), 0);
-	} else
-		assert_int_equal(sim_run(l->sim, l->interval_ns, &l->s), 0);
-	sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
-	controller_decide(&l->ctl, &l->s, &cur, &l->d);
-	l->changed_last = false;
-	if (l->d.pulse) {
-		/* As the daemon does: the pulse for the settle time, then the
-		 * final targets, then the next interval. */
-		check_written(&l->s, &l->d.pulse_targets);
-		sim_set_targets(l->sim, l->d.pulse_targets.read_ns, l->d.pulse_targets.write_ns);
-		assert_int_equal(sim_run(l->sim, l->d.pulse_ns ?: l->settle_ns, NULL), 0);
-	}
-	if (l->d.write) {
-		check_written(&l->s, &l->d.targets);
-		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
-		l->changes++;
-		l->changed_last = !l->d.pulse;
-	}
-	l->metric = 0;
-	if (l->s.read.completed)
-		(void)hist_percentile(l->s.read_total_hist, 99, &l->metric);
-	l->windows++;
-	l->met += l->metric && l->metric <= l->ctl.goal.read_ns;
-	if (getenv("KT_TEST_TRACE"))
-		print_message("  t=%us %s depth w=%u wIOPS %.0f p99 %.0fus targets %llu/%llu%s: %s\n",
-			      l->windows, ctl_state_to_string(l->d.state), l->s.write.kyber_depth,
-			      l->s.write.iops, l->metric / 1e3,
-			      (unsigned long long)l->d.targets.read_ns, (unsigned long long)l->d.targets.write_ns,
-			      l->d.write ? " (written)" : "", l->d.reason);
-	l->write_iops_sum += l->s.write.iops;
+	p.host_jitter_ns = LOOP_HOST_JITTER_NS;
+	return tuner_loop_new(&p, goal_text, rqd, wqd);
 }
 
 /* A static setting in steady state: warm up, then measure. */
-static void static_point(enum sim_profile profile, bool kyber, uint64_t r, uint64_t w, unsigned rqd,
-			 unsigned wqd, uint64_t *p99, double *write_iops)
+static void static_run(enum sim_profile profile, bool kyber, uint64_t r, uint64_t w, unsigned rqd,
+		       unsigned wqd, uint64_t *p99, double *write_iops)
 {
+	struct static_result res;
 	struct sim_params p;
-	struct ctl_sample s;
-	struct sim *sim;
-	hist_t h = {};
 
 	sim_params_default(&p, profile);
 	p.seed = 7;
-	p.host_jitter_ns = 20 * USEC;
-	assert_int_equal(sim_new(&sim, &p), 0);
-	sim_set_kyber(sim, kyber);
-	if (kyber)
-		sim_set_targets(sim, r, w);
-	sim_set_workload(sim, rqd, wqd);
-	assert_int_equal(sim_run(sim, 10 * SEC, NULL), 0);
-	assert_int_equal(sim_run(sim, 10 * SEC, &s), 0);
-	hist_merge(h, s.read_total_hist);
-	assert_int_equal(hist_percentile(h, 99, p99), 0);
-	*write_iops = s.write.iops;
-	sim_free(sim);
+	p.host_jitter_ns = LOOP_HOST_JITTER_NS;
+	static_point(&p, kyber, r, w, rqd, wqd, 99, 10, 10, &res);
+	*p99 = res.p99_ns;
+	*write_iops = res.write_iops;
 }
 
 static void test_flash_goal_met_writes_kept(void **state)
@@ -146,28 +53,29 @@ static void test_flash_goal_met_writes_kept(void **state)
 					  2 * MSEC, 3 * MSEC, 5 * MSEC, 10 * MSEC };
 	static const uint64_t writes[] = { 20 * USEC, 50 * USEC, 100 * USEC, 500 * USEC, 1 * MSEC,
 					   5 * MSEC, 10 * MSEC, 20 * MSEC, 50 * MSEC, 100 * MSEC };
-	struct loop *l = loop_new(SIM_FLASH, "read-p99=2ms", 1, 256);
+	struct tuner_loop *l = loop_new(SIM_FLASH, "read-p99=2ms", 1, 256);
 	unsigned first_met = 0, late_windows = 0, late_met = 0, changes_at_15 = 0;
-	double best = 0, tuned;
+	double best = 0, tuned, write_sum = 0;
 
 	for (unsigned i = 1; i <= 60; i++) {
-		step(l);
-		if (!first_met && l->metric && l->metric <= GOAL_2MS)
+		tuner_loop_step(l);
+		write_sum += l->write_iops;
+		if (!first_met && tuner_loop_met(l))
 			first_met = i;
 		if (i > 5) {
 			late_windows++;
-			late_met += l->metric && l->metric <= GOAL_2MS;
+			late_met += tuner_loop_met(l);
 		}
 		if (i == 15)
 			changes_at_15 = l->changes;
 	}
-	tuned = l->write_iops_sum / l->windows;
+	tuned = write_sum / l->windows;
 	for (size_t r = 0; r < sizeof(reads) / sizeof(reads[0]); r++)
 		for (size_t w = 0; w < sizeof(writes) / sizeof(writes[0]); w++) {
 			uint64_t p99;
 			double iops;
 
-			static_point(SIM_FLASH, true, reads[r], writes[w], 1, 256, &p99, &iops);
+			static_run(SIM_FLASH, true, reads[r], writes[w], 1, 256, &p99, &iops);
 			if (p99 <= GOAL_2MS && iops > best)
 				best = iops;
 		}
@@ -179,7 +87,7 @@ static void test_flash_goal_met_writes_kept(void **state)
 	assert_true(best > 0);
 	assert_true(tuned >= 0.9 * best);
 	assert_true((l->changes - changes_at_15) * 60.0 / 45 <= STEADY_CHANGES_PER_MIN);
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /* Goal met again within 5 s of each shift. */
@@ -191,19 +99,19 @@ static void test_shifts(void **state)
 	} phases[] = {
 		{ 1, 256, "R1+W256" }, { 1, 0, "W256 stops" }, { 1, 256, "W256 starts" }, { 64, 256, "R1 -> R64" },
 	};
-	struct loop *l = loop_new(SIM_FLASH, "read-p99=2ms", 1, 256);
+	struct tuner_loop *l = loop_new(SIM_FLASH, "read-p99=2ms", 1, 256);
 
 	for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]); p++) {
 		unsigned first = 0, late = 0, late_met = 0;
 
 		sim_set_workload(l->sim, phases[p].rqd, phases[p].wqd);
 		for (unsigned i = 1; i <= 20; i++) {
-			step(l);
-			if (!first && l->metric && l->metric <= GOAL_2MS)
+			tuner_loop_step(l);
+			if (!first && tuner_loop_met(l))
 				first = i;
 			if (i > 5) {
 				late++;
-				late_met += l->metric && l->metric <= GOAL_2MS;
+				late_met += tuner_loop_met(l);
 			}
 		}
 		print_message("%s: met first at %us, then %u/%u; last reason: %s\n", phases[p].what, first,
@@ -211,37 +119,37 @@ static void test_shifts(void **state)
 		assert_true(first && first <= 5);
 		assert_true(late_met >= 0.8 * late);
 	}
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /* G-1: one request per op, Kyber cannot act: never write. */
 static void test_r1_w1_hands_off(void **state)
 {
-	struct loop *l = loop_new(SIM_FLASH, "read-p99=150us", 1, 1);
+	struct tuner_loop *l = loop_new(SIM_FLASH, "read-p99=150us", 1, 1);
 
 	for (unsigned i = 0; i < 20; i++)
-		step(l);
+		tuner_loop_step(l);
 	assert_int_equal(l->changes, 0);
 	assert_int_equal(l->d.state, CTL_HOLDING);
 	assert_non_null(strstr(l->d.reason, "G-1"));
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /* No interference and a goal met without throttling: nothing throttled,
  * write IOPS as with scheduler none. */
 static void test_optane_open(void **state)
 {
-	struct loop *l = loop_new(SIM_OPTANE, "read-p99=5ms", 1, 256);
+	struct tuner_loop *l = loop_new(SIM_OPTANE, "read-p99=5ms", 1, 256);
 	uint64_t p99;
 	double none_iops;
 
 	for (unsigned i = 0; i < 20; i++)
-		step(l);
-	static_point(SIM_OPTANE, false, 0, 0, 1, 256, &p99, &none_iops);
-	print_message("optane: tuned %.0f write IOPS, none %.0f; %s\n", l->s.write.iops, none_iops, l->d.reason);
-	assert_true(l->s.write.iops >= 0.95 * none_iops);
+		tuner_loop_step(l);
+	static_run(SIM_OPTANE, false, 0, 0, 1, 256, &p99, &none_iops);
+	print_message("optane: tuned %.0f write IOPS, none %.0f; %s\n", l->write_iops, none_iops, l->d.reason);
+	assert_true(l->write_iops >= 0.95 * none_iops);
 	assert_int_equal(l->d.state, CTL_TRACKING);
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /* O-8: a goal the optane device misses and a writer that never fills the
@@ -249,11 +157,11 @@ static void test_optane_open(void **state)
  * for reads, so the tuner backs off to the open point and says so. */
 static void test_optane_o8_backs_off(void **state)
 {
-	struct loop *l = loop_new(SIM_OPTANE, "read-p99=50us", 1, 32);
+	struct tuner_loop *l = loop_new(SIM_OPTANE, "read-p99=50us", 1, 32);
 	bool o8 = false;
 
 	for (unsigned i = 0; i < 30 && !o8; i++) {
-		step(l);
+		tuner_loop_step(l);
 		o8 = strstr(l->d.reason, "O-8") != NULL;
 	}
 	print_message("optane, tight goal: %s\n", l->d.reason);
@@ -261,28 +169,28 @@ static void test_optane_o8_backs_off(void **state)
 	assert_int_equal(l->d.state, CTL_HOLDING);
 	/* Parked: writes grow back, nothing throttled. */
 	for (unsigned i = 0; i < 5; i++)
-		step(l);
+		tuner_loop_step(l);
 	assert_true(l->s.write.kyber_depth >= 32);
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /* An unreachable goal: infeasible, reads at least as good as the static
  * read-priority setting, and a write floor honoured. */
 static void test_infeasible_and_floor(void **state)
 {
-	struct loop *l = loop_new(SIM_FLASH, "read-p99=10us", 1, 256), *f;
+	struct tuner_loop *l = loop_new(SIM_FLASH, "read-p99=10us", 1, 256), *f;
 	uint64_t static_p99;
 	double static_w, floor_w = 0;
 	hist_t h = {};
 	uint64_t tuned_p99;
 
 	for (unsigned i = 0; i < 30; i++) {
-		step(l);
+		tuner_loop_step(l);
 		if (i >= 15)
 			hist_merge(h, l->s.read_total_hist);
 	}
 	assert_int_equal(hist_percentile(h, 99, &tuned_p99), 0);
-	static_point(SIM_FLASH, true, 50 * USEC, 100 * MSEC, 1, 256, &static_p99, &static_w);
+	static_run(SIM_FLASH, true, 50 * USEC, 100 * MSEC, 1, 256, &static_p99, &static_w);
 	print_message("infeasible: state %s, read P99 %.0f us vs static 50us/100ms %.0f us\n",
 		      ctl_state_to_string(l->d.state), tuned_p99 / 1e3, static_p99 / 1e3);
 	assert_int_equal(l->d.state, CTL_INFEASIBLE);
@@ -292,7 +200,7 @@ static void test_infeasible_and_floor(void **state)
 	 * tracking while Kyber's depth wanders at the floor's limit. */
 	f = loop_new(SIM_FLASH, "read-p99=10us write-iops-min=8k", 1, 256);
 	for (unsigned i = 0, settled = 0; i < 40; i++) {
-		step(f);
+		tuner_loop_step(f);
 		if (i >= 25)
 			floor_w += f->s.write.iops / 15;
 		if (settled)
@@ -303,20 +211,20 @@ static void test_infeasible_and_floor(void **state)
 		      ctl_state_to_string(f->d.state));
 	assert_true(floor_w >= 8000 * 0.95);
 	assert_int_equal(f->d.state, CTL_INFEASIBLE);
-	loop_free(l);
-	loop_free(f);
+	tuner_loop_free(l);
+	tuner_loop_free(f);
 }
 
 /* advise computes, reports, writes nothing. */
 static void test_advise_never_writes(void **state)
 {
-	struct loop *l = loop_new(SIM_FLASH, "read-p99=2ms mode=advise", 1, 256);
+	struct tuner_loop *l = loop_new(SIM_FLASH, "read-p99=2ms mode=advise", 1, 256);
 	bool proposed = false;
 
 	for (unsigned i = 0; i < 10; i++) {
 		struct kyber_targets cur;
 
-		step(l);
+		tuner_loop_step(l);
 		sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
 		assert_false(l->d.write);
 		assert_int_equal(l->d.state, CTL_ADVISE);
@@ -324,7 +232,7 @@ static void test_advise_never_writes(void **state)
 	}
 	assert_true(proposed);
 	assert_int_equal(l->changes, 0);
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /* throughput and balanced: nothing throttled even when reads suffer;
@@ -334,36 +242,36 @@ static void test_open_modes(void **state)
 	static const char *const goals[] = { "mode=throughput", "read-p99=2ms mode=balanced" };
 
 	for (size_t g = 0; g < 2; g++) {
-		struct loop *l = loop_new(SIM_FLASH, goals[g], 256, 256);
+		struct tuner_loop *l = loop_new(SIM_FLASH, goals[g], 256, 256);
 		struct kyber_targets cur;
 
 		for (unsigned i = 0; i < 15; i++)
-			step(l);
+			tuner_loop_step(l);
 		sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
 		print_message("%s: depth w=%u, targets %llu/%llu\n", goals[g], l->s.write.kyber_depth,
 			      (unsigned long long)cur.read_ns, (unsigned long long)cur.write_ns);
 		assert_true(l->s.write.kyber_depth >= 128);
 		if (g == 1)
 			assert_true(cur.read_ns == cur.write_ns);
-		loop_free(l);
+		tuner_loop_free(l);
 	}
 }
 
 /* A steady workload: after convergence no ringing. */
 static void test_no_oscillation(void **state)
 {
-	struct loop *l = loop_new(SIM_FLASH, "read-p99=1ms", 1, 256);
+	struct tuner_loop *l = loop_new(SIM_FLASH, "read-p99=1ms", 1, 256);
 	unsigned before;
 
 	for (unsigned i = 0; i < 20; i++)
-		step(l);
+		tuner_loop_step(l);
 	before = l->changes;
 	for (unsigned i = 0; i < 120; i++)
-		step(l);
+		tuner_loop_step(l);
 	print_message("read-p99=1ms: %u changes in the first 20 s, %u in the next 120 s\n", before,
 		      l->changes - before);
 	assert_true((l->changes - before) / 2.0 <= STEADY_CHANGES_PER_MIN);
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /*
@@ -379,7 +287,7 @@ static void test_recovers_after_stalls(void **state)
 		unsigned at, len;
 		uint64_t jitter_ns;
 	} stalls[] = { { 30, 3, 400 * USEC }, { 40, 6, 1 * MSEC } };
-	struct loop *l = loop_new(SIM_FLASH, "read-p99=2ms", 1, 256);
+	struct tuner_loop *l = loop_new(SIM_FLASH, "read-p99=2ms", 1, 256);
 	double before = 0, after = 0;
 	unsigned after_n = 0, after_met = 0;
 
@@ -390,13 +298,13 @@ static void test_recovers_after_stalls(void **state)
 			if (i == stalls[k].at + stalls[k].len)
 				sim_set_host_jitter(l->sim, 20 * USEC);
 		}
-		step(l);
+		tuner_loop_step(l);
 		if (i > 15 && i <= 30)
-			before += l->s.write.iops / 15;
+			before += l->write_iops / 15;
 		if (i > 65) {
-			after += l->s.write.iops;
+			after += l->write_iops;
 			after_n++;
-			after_met += l->metric && l->metric <= GOAL_2MS;
+			after_met += tuner_loop_met(l);
 		}
 	}
 	after /= after_n;
@@ -404,7 +312,7 @@ static void test_recovers_after_stalls(void **state)
 		      "windows then\n", before, after, after_met, after_n);
 	assert_true(after >= 0.9 * before);
 	assert_true(after_met >= 0.9 * after_n);
-	loop_free(l);
+	tuner_loop_free(l);
 }
 
 /* Pure decisions on hand-made samples. */
@@ -422,7 +330,7 @@ static void test_samples_needed_and_early_miss(void **state)
 	assert_int_equal(controller_samples_needed(50), 10);
 	assert_int_equal(controller_samples_needed(99.9), 5000);
 	assert_int_equal(goal_parse("read-p99=2ms", &g, err, sizeof(err)), 0);
-	controller_init(&c, &g, NULL);
+	controller_init(&c, &g);
 	/* 40 reads, all at 8 ms: a miss is already certain, decide now. */
 	h[kt_hist_index(8 * MSEC)] = 40;
 	s.duration_ns = SEC;
@@ -447,7 +355,7 @@ static void test_samples_needed_and_early_miss(void **state)
 	/* 40 reads at 1 ms: not enough to call it met. */
 	memset(h, 0, sizeof(h));
 	h[kt_hist_index(1 * MSEC)] = 40;
-	controller_init(&c, &g, NULL);
+	controller_init(&c, &g);
 	controller_decide(&c, &s, &cur, &d);
 	assert_false(d.goal_known);
 	assert_int_equal(d.state, CTL_LEARNING);

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The ladder of write targets the tuner moves on while it protects reads,
+ * and what each level did to reads. Kyber keeps a domain's P99 in bucket
+ * 3 of its target (it cuts below 3/4, grows above 1), so with reads
+ * counting as hurt, a write target is a write latency, and for a writer
+ * with a fixed queue depth a write rate (Little's law): one level per
+ * bucket, about x1.26. Each level keeps counts of the settled intervals
+ * it met and missed the goal in; the counts fade, so a level found bad
+ * while something else disturbed the device is tried again.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ctl-internal.h"
+
+uint64_t ctl_level_ns(int level)
+{
+	level = (int)clampd(level, 0, CTL_LEVELS - 1);
+	return (uint64_t)((double)CTL_LEVEL_BASE_NS * exp2((double)level / CTL_LEVEL_STEPS_PER_DOUBLING));
+}
+
+int ctl_level_at_least(double ns)
+{
+	double l;
+
+	if (!(ns > CTL_LEVEL_BASE_NS))
+		return 0;
+	/* The small epsilon keeps a level's own target on that level. */
+	l = ceil(log2(ns / CTL_LEVEL_BASE_NS) * CTL_LEVEL_STEPS_PER_DOUBLING - 1e-9);
+	return (int)clampd(l, 0, CTL_LEVELS - 1);
+}
+
+void ctl_levels_forget(struct ctl_levels *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+/* Where a level's counts live: open has the slot after the ladder. */
+static int slot(int level)
+{
+	if (level == CTL_LEVEL_OPEN)
+		return CTL_LEVELS;
+	return level >= 0 && level < CTL_LEVELS ? level : -1;
+}
+
+void ctl_levels_tick(struct ctl_levels *l)
+{
+	if (++l->age < CTL_EVIDENCE_HALF_LIFE)
+		return;
+	for (unsigned i = 0; i <= CTL_LEVELS; i++) {
+		l->met[i] /= 2;
+		l->missed[i] /= 2;
+	}
+	l->age = 0;
+}
+
+static void add(uint8_t *n, unsigned k)
+{
+	*n = (uint8_t)MIN((unsigned)*n + k, (unsigned)UINT8_MAX);
+}
+
+void ctl_levels_met(struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	if (i >= 0)
+		add(&l->met[i], 1);
+}
+
+bool ctl_levels_bad(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 && CTL_BAD_MISS_RATIO * l->missed[i] > l->met[i];
+}
+
+static bool good(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 && l->met[i] && !ctl_levels_bad(l, level);
+}
+
+/*
+ * Reads cannot do worse behind fewer writes: a miss at a level while a
+ * level with less throttling (or the open point) meets the goal says the
+ * device got slower for a while (a host stall, a GC pause), not that the
+ * level is bad, and is not held against it.
+ */
+bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight)
+{
+	int i = slot(level);
+
+	if (i < 0)
+		return false;
+	for (int below = level - 1; level != CTL_LEVEL_OPEN && below >= CTL_LEVEL_OPEN; below--)
+		if (good(l, below))
+			return false;
+	add(&l->missed[i], weight);
+	return true;
+}
+
+
+
+int ctl_levels_good_above(const struct ctl_levels *l, int level, int max)
+{
+	for (int i = MAX(level + 1, 0); i <= MIN(max, CTL_LEVELS - 1); i++)
+		if (good(l, i))
+			return i;
+	return -1;
+}
+
+int ctl_levels_good_below(const struct ctl_levels *l, int level, int min)
+{
+	int found = -1;
+
+	for (int i = MIN(level - 1, CTL_LEVELS - 1); i >= MAX(min, 0); i--) {
+		if (ctl_levels_bad(l, i))
+			break;
+		if (good(l, i))
+			found = i;
+	}
+	return found;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The workload regime: a signature (writes running or not, requests
+ * outstanding per op) whose change means what was learned no longer
+ * holds, and the writes' latency and rate while they run free, which the
+ * write-target levels are set against.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl-internal.h"
+
+void ctl_regime_forget(struct ctl_regime *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+static bool changed_by_factor(double now, double before)
+{
+	return fabs(now - before) >= 1 &&
+	       (now >= CTL_SHIFT_FACTOR * before || before >= CTL_SHIFT_FACTOR * now);
+}
+
+bool ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n)
+{
+	bool writes = s->write.iops >= (r->writes ? CTL_WRITES_STOP_IOPS : CTL_WRITES_START_IOPS);
+	bool shifted = false;
+
+	if (!r->known) {
+		r->known = true;
+	} else if (writes != r->writes) {
+		snprintf(what, n, "writes %s", writes ? "started" : "stopped");
+		shifted = true;
+	} else if (s->read.completed && changed_by_factor(s->read.outstanding, r->read_outstanding)) {
+		snprintf(what, n, "reads outstanding %.1f -> %.1f", r->read_outstanding, s->read.outstanding);
+		shifted = true;
+	} else if (writes && s->write.completed &&
+		   changed_by_factor(s->write.outstanding, r->write_outstanding)) {
+		/* Requests held back in Kyber count as outstanding: throttling
+		 * does not change this, a different writer does. */
+		snprintf(what, n, "writes outstanding %.1f -> %.1f", r->write_outstanding,
+			 s->write.outstanding);
+		shifted = true;
+	}
+	/* The writes' free-running figures belong to the old writer. */
+	if (shifted && (writes != r->writes ||
+			changed_by_factor(s->write.outstanding, r->write_outstanding)))
+		r->w_free_ns = r->w_free_iops = 0;
+	r->writes = writes;
+	if (s->read.completed)
+		r->read_outstanding = s->read.outstanding;
+	if (s->write.completed)
+		r->write_outstanding = s->write.outstanding;
+	return shifted;
+}
+
+void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, bool free_running)
+{
+	if (!writes_active(s) || !s->write.total_p99_ns)
+		return;
+	if (s->write.iops > r->w_free_iops)
+		r->w_free_iops = s->write.iops;
+	if (!free_running)
+		return;
+	/* Smoothed: one noisy second does not move every level. */
+	if (r->w_free_ns <= 0)
+		r->w_free_ns = (double)s->write.total_p99_ns;
+	else
+		r->w_free_ns = 0.5 * r->w_free_ns + 0.5 * (double)s->write.total_p99_ns;
+}

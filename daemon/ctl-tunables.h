@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Every constant of the control law, with its unit and the reason for its
+ * value (docs/tuner.md explains the law). Kyber's own constants, which
+ * these follow, are in block/kyber-iosched.c: a target's buckets are a
+ * quarter of it wide, a domain is cut to (b + 1)/4 of its depth while
+ * congested and grows by the same factor while its P99 is over its target,
+ * and it holds while its P99 is in bucket 3 (3/4 to 1 of the target).
+ */
+#pragma once
+
+/* Kyber's depth cap of the write domain (kyber_depth[KYBER_WRITE]): at it
+ * the writes run free. */
+#define KYBER_WRITE_DEPTH_CAP 128
+
+/* ---- Judging the read metric (the goal's percentile of read latency) */
+
+/* Intervals in the metric's window: one noisy second does not move the
+ * targets, three seconds still follow a change within the 5 s budget. */
+#define CTL_WINDOW 3
+/* A miss counts after this many reads when it is already statistically
+ * certain (more above the goal than 3 sigma over the allowed share), so
+ * a slow reader does not delay the first reaction by seconds. */
+#define CTL_CERTAIN_MISS_MIN_READS 20
+/* x goal: the metric is at risk above this. One-second percentiles are
+ * noisy, and the goal must hold in (nearly) every second, not on average. */
+#define CTL_RISK 0.9
+/* x goal: a newest interval this far over is a miss without the window's
+ * confirmation (a real collapse, not a noisy second). */
+#define CTL_CLEAR_MISS 1.5
+/* x goal: a metric at least this far over calls for the hardest step. */
+#define CTL_FAR_MISS 2.0
+/* x goal: reads have room for more writes below this. */
+#define CTL_SLACK 0.7
+
+/* ---- The level: Kyber's write target while reads are protected */
+
+/*
+ * Levels are a ladder of write targets CTL_LEVEL_STEPS_PER_DOUBLING per
+ * doubling (x1.19 a step): a little finer than a Kyber bucket (a quarter
+ * of a target), so the edges of the band where Kyber holds a domain
+ * (3/4 to 1 of the target) can be placed within one bucket. Level 0 is
+ * CTL_LEVEL_BASE_NS; CTL_LEVELS levels reach past 100 s, the largest
+ * target kyber-tuned writes.
+ */
+#define CTL_LEVEL_BASE_NS 10000ULL		/* 10 us */
+#define CTL_LEVEL_STEPS_PER_DOUBLING 4
+#define CTL_LEVELS 96
+/* Levels down per slack step: one; while reads stay under CTL_FAR_SLACK x
+ * the goal the step grows by one each step (from far away in few steps),
+ * up to CTL_LOWER_MAX, and starts again at one after a miss. */
+#define CTL_LOWER_MAX 4
+#define CTL_FAR_SLACK 0.35
+/* x the writes' free-running rate: writes this fast have nothing to gain
+ * from less throttling (the rate is flat in the depth). */
+#define CTL_FULL_RATE 0.97
+/* Settled intervals of slack in a row before writes get more. */
+#define CTL_SLACK_INTERVALS 3
+/* x the writes' unthrottled P99: a write target under this makes Kyber
+ * grow writes back to full depth (under 1x always; up to 25% above it
+ * whenever the P99's noise crosses the target), so such a level is the
+ * open point, which says the same with no risk of congesting Kyber on
+ * writes. Just above it Kyber holds writes wherever they are (bucket 3). */
+#define CTL_OPEN_BELOW 1.25
+/* x the writes' unthrottled P99: the highest level. Writes with a fixed
+ * queue depth slow down about as much as their target allows (Little's
+ * law), and Kyber's depth floor of 1 is reached well before. */
+#define CTL_LEVEL_MAX_FACTOR 64
+/* Kyber cuts a congested domain whose P99 is under this x its target
+ * (buckets 0-2). */
+#define CTL_CUT_ZONE 0.75
+/* Holding writes where they are puts their P99 at this x the target, in
+ * bucket 3 where Kyber holds a domain, nearer its cut edge (0.75) than
+ * its grow edge (1): noise that crosses the cut edge only cuts while
+ * reads are at risk, noise over the grow edge lets writes grow and reads
+ * miss. */
+#define CTL_HOLD_MIDDLE 0.8
+
+/* x the best reads the most throttling gave: where the goal is out of
+ * reach, writes may have more while reads stay within this (one-second
+ * percentiles vary about this much at a fixed setting). */
+#define CTL_INFEASIBLE_SLACK 1.1
+
+/* ---- What each level did: met/missed intervals, fading */
+
+/* Intervals after which the counts halve: a level found bad is tried
+ * again about a minute later (a disturbance passes, a workload drifts),
+ * which keeps probing at a few target writes a minute at most. */
+#define CTL_EVIDENCE_HALF_LIFE 60
+/* A level is bad while it missed the goal in more than one of this many
+ * of its intervals: the goal must hold in 95% of them. A level that met it
+ * for long keeps its standing through a short disturbance's misses. */
+#define CTL_BAD_MISS_RATIO 10
+
+/* ---- Targets */
+
+/* Open point: read target x the read device P99 (at least Kyber's
+ * default), write target x the write device P99, or the writes' P99 /
+ * CTL_OPEN_GROW if lower (writes queued in Kyber, i.e. throttled: bucket
+ * 4-5, grown by 5/4-6/4 each evaluation), never under CTL_WRITE_FLOOR x
+ * their device P90. Nothing congests Kyber; throttled writes grow back. */
+#define CTL_OPEN_READ 8.0
+#define CTL_OPEN_WRITE 2.0
+#define CTL_OPEN_GROW 1.25
+/* Hysteresis: an existing open point is kept while its targets stay
+ * above these multiples. */
+#define CTL_OPEN_READ_KEEP 4.0
+#define CTL_OPEN_WRITE_KEEP 1.25
+/* While protecting, reads count as hurt once their device P90 is above
+ * the P90 that goes with meeting the goal (the smoothed shape x goal) x
+ * a read scale: Kyber cuts writes while reads are at risk and stops once
+ * they are not. The scale steps down (x0.7, to 0.1) when the goal is
+ * missed with the P90 under the target (a heavy tail), and back up as
+ * writes get more. */
+#define CTL_READ_SCALE_STEP 0.7
+#define CTL_READ_SCALE_MIN 0.1
+/* Shape (read device P90 / metric) before any is measured, its smoothing
+ * weight per interval, and the metrics (x goal) it is learned at: near the
+ * goal, where the read target acts. */
+#define CTL_SHAPE_DEFAULT 0.75
+#define CTL_SHAPE_WEIGHT 0.2
+#define CTL_SHAPE_NEAR_LO 0.3
+#define CTL_SHAPE_NEAR_HI 1.5
+/* Never write a write target under this x the write device P90 while
+ * reads count as fine: writes would congest Kyber and cut the reads (the
+ * harmful pair). */
+#define CTL_WRITE_FLOOR 1.5
+/* A target that moved by less than this factor is not rewritten: Kyber's
+ * buckets are a quarter of a target wide. */
+#define CTL_REWRITE_READ 1.4
+#define CTL_REWRITE_WRITE 1.1
+
+/* ---- Workload awareness */
+
+/* Writes with at most this many requests outstanding (Little's law):
+ * Kyber always lets one through, there is nothing to throttle (G-1). */
+#define CTL_G1_OUTSTANDING 1.5
+/* Writes below this rate are "no writes" (IOPS). */
+#define CTL_WRITES_ACTIVE_IOPS 10
+/* Writes start / stop (hysteresis, IOPS), reads outstanding change by
+ * this factor: a new workload regime. */
+#define CTL_WRITES_START_IOPS 50
+#define CTL_WRITES_STOP_IOPS 5
+#define CTL_SHIFT_FACTOR 2.0
+
+/*
+ * O-8: throttling that cut the writes to at most CTL_O8_CUT of their rate
+ * and left the reads within CTL_O8_GAIN of where they were, CTL_O8_STRIKES
+ * settled intervals running, shows no read/write interference: throttling
+ * only costs. Stop for CTL_O8_HOLDOFF intervals, or until reads get twice
+ * as bad with writes free.
+ */
+#define CTL_O8_CUT 0.7
+#define CTL_O8_GAIN 0.9
+#define CTL_O8_STRIKES 2
+#define CTL_O8_HOLDOFF 60
+/* Intervals after throttling stops before the reads count against O-8:
+ * while the writes grow back, reads see a burst. */
+#define CTL_O8_SETTLE 2

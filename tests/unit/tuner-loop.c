@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tuner-loop.h"
+
+struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_text,
+				  unsigned read_qd, unsigned write_qd)
+{
+	struct tuner_loop *l = calloc(1, sizeof(*l));
+	struct goal g;
+	char err[256];
+
+	assert_non_null(l);
+	assert_int_equal(sim_new(&l->sim, p), 0);
+	sim_set_kyber(l->sim, true);
+	sim_set_workload(l->sim, read_qd, write_qd);
+	if (goal_parse(goal_text, &g, err, sizeof(err)) < 0)
+		fail_msg("goal %s: %s", goal_text, err);
+	controller_init(&l->ctl, &g);
+	l->interval_ns = SEC;
+	l->settle_ns = 300 * MSEC;
+	l->trace = getenv("KT_TEST_TRACE") != NULL;
+	return l;
+}
+
+void tuner_loop_free(struct tuner_loop *l)
+{
+	if (!l)
+		return;
+	sim_free(l->sim);
+	free(l);
+}
+
+/* Every written target lies in its documented band and is never the
+ * harmful pair (docs/tuner.md). */
+static void check_written(const struct ctl_sample *s, const struct kyber_targets *t)
+{
+	assert_true(t->read_ns >= KYBER_TARGET_MIN_NS && t->read_ns <= KYBER_TARGET_MAX_NS);
+	assert_true(t->write_ns >= KYBER_TARGET_MIN_NS && t->write_ns <= KYBER_TARGET_MAX_NS);
+	if (s->write.completed && s->read.completed)
+		assert_true(t->write_ns >= s->write.device_p90_ns || t->read_ns <= s->read.device_p90_ns);
+}
+
+/* Run `ns`; what it saw goes into the judged window. */
+static void run_part(struct tuner_loop *l, uint64_t ns, struct ctl_sample *s, double *reads,
+		     double *writes)
+{
+	assert_int_equal(sim_run(l->sim, ns, s), 0);
+	hist_merge(l->window, s->read_total_hist);
+	*reads += (double)s->read.completed;
+	*writes += (double)s->write.completed;
+}
+
+void tuner_loop_step(struct tuner_loop *l)
+{
+	static hist_t input;
+	double reads = 0, writes = 0;
+	struct kyber_targets cur;
+	struct ctl_sample s;
+
+	memset(l->window, 0, sizeof(l->window));
+	if (l->changed_last) {
+		/* The first 300 ms after a change are not the controller's. */
+		run_part(l, l->settle_ns, &s, &reads, &writes);
+		run_part(l, l->interval_ns - l->settle_ns, &s, &reads, &writes);
+	} else
+		run_part(l, l->interval_ns, &s, &reads, &writes);
+	memcpy(input, s.read_total_hist, sizeof(input));
+	s.read_total_hist = input;
+	l->s = s;
+	sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
+	controller_decide(&l->ctl, &l->s, &cur, &l->d);
+	l->changed_last = l->d.write;
+	if (l->d.write) {
+		check_written(&l->s, &l->d.targets);
+		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
+		l->changes++;
+	}
+	l->windows++;
+	l->read_iops = reads * (double)SEC / (double)l->interval_ns;
+	l->write_iops = writes * (double)SEC / (double)l->interval_ns;
+	l->metric = 0;
+	if (hist_count(l->window))
+		(void)hist_percentile(l->window, l->ctl.goal.has_read ? l->ctl.goal.read_pct : 99, &l->metric);
+	if (l->trace)
+		print_message("  t=%us %-10s depth w=%3u wIOPS %6.0f P%g %7.0fus targets %llu/%llu%s: %s\n",
+			      l->windows, ctl_state_to_string(l->d.state), l->s.write.kyber_depth,
+			      l->write_iops, l->ctl.goal.read_pct, l->metric / 1e3,
+			      (unsigned long long)l->d.targets.read_ns,
+			      (unsigned long long)l->d.targets.write_ns, l->d.write ? " (written)" : "",
+			      l->d.reason);
+}
+
+bool tuner_loop_met(const struct tuner_loop *l)
+{
+	return l->metric && l->metric <= l->ctl.goal.read_ns;
+}
+
+void static_point(const struct sim_params *p, bool kyber, uint64_t read_ns, uint64_t write_ns,
+		  unsigned read_qd, unsigned write_qd, double pct, unsigned warm_s,
+		  unsigned measure_s, struct static_result *out)
+{
+	struct ctl_sample s;
+	struct sim *sim;
+	hist_t all = {};
+
+	memset(out, 0, sizeof(*out));
+	assert_true(measure_s <= STATIC_WINDOWS_MAX);
+	assert_int_equal(sim_new(&sim, p), 0);
+	sim_set_kyber(sim, kyber);
+	if (kyber)
+		sim_set_targets(sim, read_ns, write_ns);
+	sim_set_workload(sim, read_qd, write_qd);
+	if (warm_s)
+		assert_int_equal(sim_run(sim, warm_s * SEC, NULL), 0);
+	for (unsigned i = 0; i < measure_s; i++) {
+		assert_int_equal(sim_run(sim, SEC, &s), 0);
+		hist_merge(all, s.read_total_hist);
+		out->write_iops += s.write.iops / measure_s;
+		out->read_iops += s.read.iops / measure_s;
+		if (hist_count(s.read_total_hist))
+			(void)hist_percentile(s.read_total_hist, pct, &out->window_ns[out->windows]);
+		out->windows++;
+	}
+	if (hist_count(all))
+		(void)hist_percentile(all, pct, &out->p99_ns);
+	sim_free(sim);
+}
+
+unsigned static_windows_met(const struct static_result *r, uint64_t goal_ns)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < r->windows; i++)
+		n += r->window_ns[i] && r->window_ns[i] <= goal_ns;
+	return n;
+}

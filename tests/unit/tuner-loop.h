@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's control loop around the simulated plant, for the controller's
+ * tests: one decision per interval, the settle time after a change
+ * discarded from the controller's input (as daemon/device.c does) but
+ * counted in the judged window (as fio's per-second log sees it). Also: static Kyber settings in steady state,
+ * the oracle the tuner is judged against.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "controller.h"
+#include "hist.h"
+#include "kyber-sim.h"
+
+#define SEC 1000000000ULL
+#define MSEC 1000000ULL
+#define USEC 1000ULL
+
+/* The real FUSE path's tail (tests/sim/README.md, test_jitter). */
+#define LOOP_HOST_JITTER_NS (20 * USEC)
+
+struct tuner_loop {
+	struct sim *sim;
+	struct controller ctl;
+	uint64_t interval_ns, settle_ns;
+	bool changed_last;
+	unsigned changes;		/* target writes */
+	unsigned windows;
+	struct ctl_decision d;
+	struct ctl_sample s;		/* the controller's input of the last step */
+	hist_t window;			/* reads of the whole last interval */
+	uint64_t metric;		/* the goal's percentile over `window`; 0: no reads */
+	double write_iops, read_iops;	/* over the whole last interval */
+	bool trace;			/* KT_TEST_TRACE set: one line per step */
+};
+
+/* A fresh plant on Kyber with default targets and the controller with
+ * goal_text. Fails the test on any error. */
+struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_text,
+				  unsigned read_qd, unsigned write_qd);
+void tuner_loop_free(struct tuner_loop *l);
+/* One interval and one decision, as the daemon runs them. */
+void tuner_loop_step(struct tuner_loop *l);
+/* Whether the last window met the goal (no reads: not judged, false). */
+bool tuner_loop_met(const struct tuner_loop *l);
+
+/* One static configuration in steady state, per one-second window. */
+#define STATIC_WINDOWS_MAX 60
+struct static_result {
+	uint64_t p99_ns;		/* percentile over all measured windows */
+	double write_iops, read_iops;	/* means over the measured windows */
+	unsigned windows;
+	uint64_t window_ns[STATIC_WINDOWS_MAX];	/* the percentile per window; 0: no reads */
+};
+
+/*
+ * Scheduler none (kyber false) or Kyber at fixed targets from a fresh
+ * start: warm_s seconds of warm-up, then measure_s (<= STATIC_WINDOWS_MAX)
+ * one-second windows; the read percentile pct of each.
+ */
+void static_point(const struct sim_params *p, bool kyber, uint64_t read_ns, uint64_t write_ns,
+		  unsigned read_qd, unsigned write_qd, double pct, unsigned warm_s,
+		  unsigned measure_s, struct static_result *out);
+/* Windows of r at or under goal_ns. */
+unsigned static_windows_met(const struct static_result *r, uint64_t goal_ns);
