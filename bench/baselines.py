@@ -17,11 +17,14 @@ study: 4 KiB random, io_uring, direct, each job pinned to its own CPU.
    interleave the configurations (order rotated each round); every run has
    the same ramp and length; kyber-tuned starts before fio's ramp (it
    converges during it) and its CPU time and peak RSS are read from /proc.
+   A run the host disturbed (CPU steal over 5%) is rejected and rerun
+   (benchlib.Rounds); every try is listed below its table.
 3. Convergence: kyber-tuned from a cold start (Kyber's defaults, fresh
    depths) under R1+W256, fio's per-second read histograms: the end of the
    first 1-s window whose P99 meets the goal.
 4. Balanced (flash, R256+W256, mode=balanced) and optane (R1+W256,
-   read-p99=2ms): none against kyber-tuned, interleaved rounds.
+   read-p99=2ms): none against kyber-tuned, interleaved rounds, disturbed
+   runs rerun as in 2.
 
 Results go to stdout, replace the "baselines" section of docs/BENCHMARKS.md
 and draw docs/bench/grid-*.png (--no-write: stdout only). Devices, daemons
@@ -39,8 +42,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
-from benchlib import (LAT_IOPS, MB, REPO, Tuner, fmt_target, fmt_us, machine,  # noqa: E402
-                      med, progress, set_static, summary_table, verdict)
+from benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, MB, REPO, Tuner, fmt_target,  # noqa: E402
+                      fmt_us, machine, med, progress, rounds_log, set_static, summary_table,
+                      verdict)
 import fio  # noqa: E402
 import testdev  # noqa: E402
 
@@ -96,18 +100,16 @@ def measure(dev, cfg, js, ramp, runtime):
         lines = tuner.stop() if tuner else None
     if lines:
         out["targets"] = (lines[-1]["read_target_ns"], lines[-1]["write_target_ns"])
+        out["state"] = lines[-1].get("tuner", {}).get("state", "?")
     return out
 
 
-def rounds(dev, configs, js, n, ramp, runtime, label):
+def rounds(log, dev, configs, js, n, ramp, runtime, label):
     """Interleaved: each round runs every configuration, the order rotated
-    by one per round. {config name: [run, ...]}."""
-    runs = {c[0]: [] for c in configs}
-    for r in range(n):
-        order = configs[r % len(configs):] + configs[:r % len(configs)]
-        for cfg in order:
-            progress(f"{label}: round {r + 1}/{n}, {cfg[0]}")
-            runs[cfg[0]].append(measure(dev, cfg, js, ramp, runtime))
+    by one per round; a run the host disturbed is rerun (benchlib.Rounds,
+    every try in log). {config name: [run, ...]}."""
+    runs = log.interleaved([(cfg[0], cfg) for cfg in configs], n,
+                           lambda cfg: measure(dev, cfg, js, ramp, runtime), label)
     set_static(dev, "none")
     return runs
 
@@ -126,8 +128,10 @@ def grid_search(dev, grid):
     return out, time.monotonic() - t0
 
 
-def best_static(grid):
-    meeting = {k: v for k, v in grid.items() if v["read_p99"] <= GOAL_NS}
+def best_static(grid, goal_ns=GOAL_NS):
+    """((read_ns, write_ns), run) of the point with the most write IOPS
+    among those whose read P99 meets the goal, or None."""
+    meeting = {k: v for k, v in grid.items() if v["read_p99"] <= goal_ns}
     if not meeting:
         return None
     return max(meeting.items(), key=lambda kv: kv[1]["write_iops"])
@@ -160,7 +164,7 @@ def convergence(dev, n):
 
 
 # ------------------------------------------------------------ report
-def grid_table(grid, tuned_targets):
+def grid_table(grid, tuned_targets, goal_ns=GOAL_NS, rounds_name="baseline round"):
     reads, writes = sorted({k[0] for k in grid}), sorted({k[1] for k in grid})
     rows = ["| read target \\ write target | " + " | ".join(fmt_target(w) for w in writes) + " |",
             "|---|" + "---:|" * len(writes)]
@@ -168,11 +172,11 @@ def grid_table(grid, tuned_targets):
         cells = []
         for w in writes:
             v = grid[(r, w)]
-            mark = "**" if v["read_p99"] <= GOAL_NS else ""
+            mark = "**" if v["read_p99"] <= goal_ns else ""
             cells.append(f"{mark}{v['read_p99'] / 1e3:,.0f} µs / {v['write_iops']:,.0f}{mark}")
         rows.append(f"| {fmt_target(r)} | " + " | ".join(cells) + " |")
     rows += ["", "Each cell: read P99 / write IOPS; **bold** meets the goal. kyber-tuned's "
-             "final targets per baseline round: " +
+             f"final targets per {rounds_name}: " +
              ", ".join(f"{fmt_target(r)}/{fmt_target(w)}" for r, w in tuned_targets) + "."]
     return rows
 
@@ -374,7 +378,8 @@ def target_lines(flash, best, conv, conv_steal, grid_wall, n_grid, balanced, opt
     return lines
 
 
-def render(args, grid, grid_wall, best, flash, conv, conv_steal, balanced, optane, pngs, command):
+def render(args, grid, grid_wall, best, flash, conv, conv_steal, balanced, optane, log, pngs,
+           command):
     tuned_targets = [r["targets"] for r in flash["kyber-tuned"] if "targets" in r]
     wall_s = GRID_RAMP + GRID_RUN
     out = [
@@ -390,11 +395,14 @@ def render(args, grid, grid_wall, best, flash, conv, conv_steal, balanced, optan
         "io_uring, direct; R = randread job on CPU 0, W = randwrite job on CPU 1, the number is "
         f"the iodepth. Every run: {args.ramp:g} s ramp, {args.runtime:g} s measured; "
         f"{args.rounds} interleaved rounds, order rotated each round. Cells: median (min–max). "
-        "Read P99 is fio's completion latency.",
+        "Read P99 is fio's completion latency. " + benchlib.REJECTION_SENTENCE
+        + " Below each table: every run, rejected ones included.",
         "",
         f"### R1+W256, goal {GOAL}",
         "",
         *summary_table(flash, LAT_IOPS),
+        "",
+        *rounds_log(log.entries("R1+W256"), LAT_IOPS_FIGURES),
         "",
         f"Kyber defaults: {fmt_target(KYBER_DEFAULTS[0])}/{fmt_target(KYBER_DEFAULTS[1])}. "
         "Best static: the grid point below with the most write IOPS among those meeting the goal"
@@ -422,11 +430,15 @@ def render(args, grid, grid_wall, best, flash, conv, conv_steal, balanced, optan
         "",
         *summary_table(balanced, LAT_IOPS),
         "",
+        *rounds_log(log.entries("R256+W256 balanced"), LAT_IOPS_FIGURES),
+        "",
         *balanced_budget(balanced),
         "",
         f"### optane profile (no read/write interference), R1+W256, goal {GOAL}",
         "",
         *summary_table(optane, LAT_IOPS),
+        "",
+        *rounds_log(log.entries("optane R1+W256"), LAT_IOPS_FIGURES),
         "",
         "### Daemon cost (one device, 1 s interval, during the kyber-tuned runs above)",
         "",
@@ -473,6 +485,7 @@ def preflight():
 def run(args):
     grid_points = GRID_FULL if args.full else GRID_QUICK
     ramp, runtime, n = args.ramp, args.runtime, args.rounds
+    log = benchlib.Rounds()
     with testdev.flashsim("flash") as dev:
         grid, grid_wall = grid_search(dev, grid_points)
         best = best_static(grid)
@@ -481,15 +494,15 @@ def run(args):
         if best:
             configs.append(("kyber best static", "static", ("kyber", best[0])))
         configs.append(("kyber-tuned", "tuned", GOAL))
-        flash = rounds(dev, configs, jobs(), n, ramp, runtime, "R1+W256")
+        flash = rounds(log, dev, configs, jobs(), n, ramp, runtime, "R1+W256")
         conv, conv_steal = convergence(dev, n)
-        balanced = rounds(dev, [("none", "static", ("none",)),
-                                ("kyber-tuned", "tuned", GOAL + " mode=balanced")],
+        balanced = rounds(log, dev, [("none", "static", ("none",)),
+                                     ("kyber-tuned", "tuned", GOAL + " mode=balanced")],
                           jobs(read_qd=256), n, ramp, runtime, "R256+W256 balanced")
     with testdev.flashsim("optane") as dev:
-        optane = rounds(dev, [("none", "static", ("none",)), ("kyber-tuned", "tuned", GOAL)],
+        optane = rounds(log, dev, [("none", "static", ("none",)), ("kyber-tuned", "tuned", GOAL)],
                         jobs(), n, ramp, runtime, "optane R1+W256")
-    return grid, grid_wall, best, flash, (conv, conv_steal), balanced, optane
+    return grid, grid_wall, best, flash, (conv, conv_steal), balanced, optane, log
 
 
 def main(argv):
@@ -497,7 +510,7 @@ def main(argv):
     preflight()
     benchlib.catch_signals()
     with fio.io_lock(), benchlib.steal_watch():
-        grid, grid_wall, best, flash, (conv, conv_steal), balanced, optane = run(args)
+        grid, grid_wall, best, flash, (conv, conv_steal), balanced, optane, log = run(args)
     pngs = []
     tuned_targets = [r["targets"] for r in flash["kyber-tuned"] if "targets" in r]
     if not args.no_write:
@@ -505,7 +518,7 @@ def main(argv):
         pngs = draw_grid(grid, tuned_targets, os.path.join(PNG_DIR, "grid"))
     command = benchlib.regenerate_command("baselines.py", argv,
                                           {(): "make bench", ("--full",): "make bench-full"})
-    body = render(args, grid, grid_wall, best, flash, conv, conv_steal, balanced, optane, pngs,
+    body = render(args, grid, grid_wall, best, flash, conv, conv_steal, balanced, optane, log, pngs,
                   command)
     benchlib.publish(SECTION, body, not args.no_write)
     return 0

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """What every benchmark script shares: the machine line, MET/MISSED verdicts,
 formatting and summary tables, a kyber-tuned process to measure, the host's
-CPU steal during each run, signal handling that lets cleanup finish, and
-writing one marked section of docs/BENCHMARKS.md (each script owns its
-section; the rest is left alone)."""
+CPU steal during each run, rounds with rejection (a run the host disturbed
+is rerun, every try logged and listed), signal handling that lets cleanup
+finish, and writing one marked section of docs/BENCHMARKS.md (each script
+owns its section; the rest is left alone)."""
 
 import contextlib
 import os
@@ -83,6 +84,171 @@ def steal_sentence():
             f"{100 * hoststeal.DISTURBED_SHARE:.0f}% measure the host as much as the device.")
 
 
+# ------------------------------------------------------------ rounds with rejection
+# A run during which the host took more than STEAL_LIMIT_PCT of the CPUs
+# measured the host as much as the device: it is rejected and rerun, at most
+# EXTRA_TRIES times; then the least disturbed try is kept and marked so. A
+# steal episode lasts tens of seconds, so before a rerun the suite waits (up
+# to CALM_WAIT_S) for CALM_WINDOW_S seconds in a row below the limit.
+STEAL_LIMIT_PCT = 100 * hoststeal.DISTURBED_SHARE  # 5%
+EXTRA_TRIES = 2
+CALM_WINDOW_S = 5
+CALM_WAIT_S = 30
+
+ACCEPTED, REJECTED, KEPT = "accepted", "rejected", "kept"
+
+
+REJECTION_SENTENCE = (
+    f"A run during which the host stole more than {STEAL_LIMIT_PCT:.0f}% of the CPUs "
+    f"(/proc/stat steal, fio's measured window) is rejected and rerun, at most {EXTRA_TRIES} "
+    "times per run (the least disturbed try is kept, and marked, when every try was over).")
+
+
+def wait_calm(limit_pct=STEAL_LIMIT_PCT, window_s=CALM_WINDOW_S, max_wait_s=CALM_WAIT_S):
+    """Waits until the last window_s seconds had at most limit_pct steal, at
+    most max_wait_s; returns the seconds waited (0 outside steal_watch())."""
+    if _steal is None:
+        return 0.0
+    t0 = time.time()
+    while time.time() - t0 < max_wait_s:
+        now = time.time()
+        if 100 * _steal.share(now - window_s, now) <= limit_pct:
+            break
+        time.sleep(0.5)
+    return time.time() - t0
+
+
+class Rounds:
+    """Rounds with rejection: every run of a benchmark goes through run(),
+    which measures the host's CPU steal during it, rejects and reruns a
+    disturbed run, and logs every try, accepted or not.
+
+    A run is a callable returning a dict of figures. Its steal is the
+    figures' own "steal_pct" when it has one (the callable knows its measured
+    window, fio's ramp excluded), else the steal over the whole call; None
+    outside steal_watch() (nothing is rejected then). prefix: put before
+    the labels in progress lines."""
+
+    def __init__(self, limit_pct=STEAL_LIMIT_PCT, extra_tries=EXTRA_TRIES, steal=None,
+                 calm=None, prefix=""):
+        self.prefix = prefix
+        self.limit_pct = limit_pct
+        self.extra_tries = extra_tries
+        self._steal = steal or steal_pct
+        self._calm = calm or wait_calm
+        self.log = []  # every try: {run, label, round, config, try, steal_pct, figures, status}
+        self._runs = 0
+
+    def run(self, fn, label="", rnd=None, config=""):
+        """The accepted figures of fn(), or the least disturbed try's when
+        all 1 + extra_tries were disturbed (then logged as KEPT)."""
+        tries = []
+        self._runs += 1
+        for attempt in range(1 + self.extra_tries):
+            if attempt:
+                self._calm(self.limit_pct)
+            t0 = time.time()
+            figures = fn()
+            stolen = figures.get("steal_pct")
+            if stolen is None:
+                stolen = self._steal(t0, time.time())
+                if stolen is not None:
+                    figures["steal_pct"] = stolen
+            entry = {"run": self._runs, "label": label, "round": rnd, "config": config,
+                     "try": attempt + 1, "steal_pct": stolen, "figures": figures,
+                     "status": ACCEPTED}
+            self.log.append(entry)
+            tries.append(entry)
+            if stolen is None or stolen <= self.limit_pct:
+                return figures
+            entry["status"] = REJECTED
+            then = "rerun" if attempt < self.extra_tries else "rerun cap reached"
+            progress(f"{self.prefix}{label}: {config}: host steal {stolen:.0f}% > "
+                     f"{self.limit_pct:.0f}%, {then}")
+        kept = min(tries, key=lambda e: e["steal_pct"])
+        kept["status"] = KEPT
+        return kept["figures"]
+
+    def interleaved(self, configs, n, measure, label=""):
+        """n rounds, each running every configuration once, the order rotated
+        by one per round; configs: [(name, arg)], measure(arg) -> figures.
+        {name: [figures of each round]}."""
+        runs = {name: [] for name, _ in configs}
+        for r in range(n):
+            k = r % len(configs)
+            for name, arg in configs[k:] + configs[:k]:
+                progress(f"{self.prefix}{label}: round {r + 1}/{n}, {name}")
+                runs[name].append(self.run(lambda arg=arg: measure(arg), label, r + 1, name))
+        return runs
+
+    def entries(self, *labels):
+        """The tries of these labels (all without), in the order run."""
+        return [e for e in self.log if not labels or e["label"] in labels]
+
+
+def plural(n, one, many=None):
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def fmt_steal(v):
+    return "–" if v is None else f"{v:.0f}%"
+
+
+STATUS_TEXT = {ACCEPTED: "accepted", REJECTED: "**rejected**",
+               KEPT: "**kept disturbed** (rerun cap reached)"}
+
+
+def rounds_table(entries, metrics, label_heading=None):
+    """The log of rounds as a markdown table, every try in the order run,
+    rejected ones included: (the label under label_heading,) round,
+    configuration, try, host steal, the metrics ((key, heading, format)) and
+    what became of the try."""
+    head = ([label_heading] if label_heading else []) + ["round", "configuration", "try",
+                                                         "host steal"] + [m[1] for m in metrics]
+    rows = ["| " + " | ".join(head) + " | verdict |",
+            "|" + ("---|" if label_heading else "") + "---:|---|---:|---:|"
+            + "---:|" * len(metrics) + "---|"]
+    for e in entries:
+        cells = [e["label"]] if label_heading else []
+        cells += ["–" if e["round"] is None else str(e["round"]), e["config"], str(e["try"]),
+                  fmt_steal(e["steal_pct"])]
+        cells += [fmt(e["figures"][key]) if key in e["figures"] else "–"
+                  for key, _, fmt in metrics]
+        rows.append("| " + " | ".join(cells + [STATUS_TEXT[e["status"]]]) + " |")
+    return rows
+
+
+def rounds_sentence(entries, limit_pct=STEAL_LIMIT_PCT):
+    """How many tries were run, rejected, and kept disturbed after the cap."""
+    runs = {e["run"] for e in entries}
+    rejected = sum(e["status"] == REJECTED for e in entries)
+    kept = [e for e in entries if e["status"] == KEPT]
+    text = (f"{plural(len(entries), 'try', 'tries')} for {plural(len(runs), 'run')}; {rejected} "
+            f"rejected (host steal over {limit_pct:.0f}%)")
+    if kept:
+        text += (f"; **{len(kept)} run(s) kept disturbed**, every try over the limit when the "
+                 "rerun cap was reached, the least disturbed kept: " + ", ".join(
+                     (f"{e['label']} " if e["label"] else "")
+                     + ("" if e["round"] is None else f"round {e['round']} ")
+                     + f"{e['config']} ({sum(x['run'] == e['run'] for x in entries)} tries, "
+                     f"kept {fmt_steal(e['steal_pct'])})" for e in kept))
+    else:
+        text += "; none kept disturbed"
+    return text + "."
+
+
+def rounds_log(entries, metrics, title="Every run of every round, rejected ones included",
+               label_heading=None, fold=True):
+    """The sentence, then the table (folded into a <details> block unless
+    fold is False)."""
+    table = rounds_table(entries, metrics, label_heading)
+    if fold:
+        return [f"{title}: " + rounds_sentence(entries), "", "<details>",
+                f"<summary>{title}</summary>", "",
+                *table, "", "</details>"]
+    return [f"{title}: " + rounds_sentence(entries), "", *table]
+
+
 def verdict(ok, text):
     return f"- **{'MET' if ok else 'MISSED'}**: {text}"
 
@@ -128,6 +294,7 @@ def summary_table(runs, metrics, first="configuration"):
 LAT_IOPS = (("read_p99", "read P99", fmt_us), ("read_iops", "read IOPS", fmt_iops),
             ("write_iops", "write IOPS", fmt_iops),
             ("steal_pct", "host steal", lambda v: f"{v:.0f}%"))
+LAT_IOPS_FIGURES = LAT_IOPS[:3]  # for rounds_table, which has its own steal column
 
 
 def med(runs, name, key):

@@ -24,7 +24,9 @@ fio randread, 4 KiB, iodepth 256, io_uring, direct, pinned to CPU 0.
    baseline, kyber-tuned, baseline, biolatency, the order rotated by one each
    round; each run is R256 with ramp, the tool started (and attached) before
    fio and stopped after it. Reported: median IOPS and min-max per
-   configuration, loss = 1 - median(with) / median(baseline).
+   configuration, loss = 1 - median(with) / median(baseline). A run the
+   host disturbed (CPU steal over 5%) is rejected and rerun
+   (benchlib.Rounds); every try is listed.
 
 The results go to stdout and replace the observer-cost section of
 docs/BENCHMARKS.md (--no-write: stdout only). bpf_stats_enabled, the daemons
@@ -183,23 +185,24 @@ def set_stats(value):
         f.write(str(value))
 
 
-def measure_iops(dev, rounds, runtime_s, ramp_s):
+def measure_iops(dev, log, rounds, runtime_s, ramp_s):
     """{configuration: [IOPS of each run]} and {configuration: [host steal %
-    of each run]}, runs interleaved and rotated."""
-    iops = {name: [] for name in ROUND}
-    steal = {name: [] for name in ROUND}
-    for r in range(rounds):
-        order = ROUND[r % len(ROUND):] + ROUND[:r % len(ROUND)]
-        for name in order:
-            tool = TOOLS.get(name)
-            with tool(dev) if tool else contextlib.nullcontext():
-                t0 = time.time()
-                iops[name].append(r256(dev, runtime_s, ramp_s).read_iops)
-                stolen = benchlib.steal_pct(t0 + ramp_s)
-                if stolen is not None:
-                    steal[name].append(stolen)
-            print(f"  round {r + 1}/{rounds} {name:12} {iops[name][-1]:10.0f} IOPS",
-                  file=sys.stderr)
+    of each run]}, runs interleaved and rotated; a run the host disturbed is
+    rerun (benchlib.Rounds, every try in log)."""
+    def one(name):
+        tool = TOOLS.get(name)
+        with tool(dev) if tool else contextlib.nullcontext():
+            t0 = time.time()
+            out = {"iops": r256(dev, runtime_s, ramp_s).read_iops}
+            stolen = benchlib.steal_pct(t0 + ramp_s)
+        if stolen is not None:
+            out["steal_pct"] = stolen
+        print(f"  {name:12} {out['iops']:10.0f} IOPS", file=sys.stderr)
+        return out
+
+    runs = log.interleaved([(name, name) for name in ROUND], rounds, one, "IOPS")
+    iops = {name: [r["iops"] for r in rs] for name, rs in runs.items()}
+    steal = {name: [r["steal_pct"] for r in rs if "steal_pct" in r] for name, rs in runs.items()}
     return iops, steal
 
 
@@ -308,7 +311,7 @@ def biolatency_version():
     return res.stdout.strip() or "unknown version"
 
 
-def render(args, costs, iops, steal, command):
+def render(args, costs, iops, steal, log, command):
     summary = iops_summary(iops)
     return "\n".join([
         "## Observer cost",
@@ -331,6 +334,10 @@ def render(args, costs, iops, steal, command):
         f"{args.ramp:g} s ramp)",
         "",
         *iops_table(iops, summary, steal),
+        "",
+        benchlib.REJECTION_SENTENCE,
+        "",
+        *benchlib.rounds_log(log.entries(), (("iops", "IOPS", lambda v: f"{v:.0f}"),)),
         "",
         "### Targets",
         "",
@@ -377,12 +384,13 @@ def run(args):
         dev.set_scheduler("none")
         set_stats(0)
         print("IOPS, scheduler none, bpf_stats off", file=sys.stderr)
-        iops, steal = measure_iops(dev, args.rounds, args.runtime, args.ramp)
+        log = benchlib.Rounds()
+        iops, steal = measure_iops(dev, log, args.rounds, args.runtime, args.ramp)
     finally:
         set_stats(prev_stats)
         if dev:
             dev.teardown()
-    return costs, iops, steal
+    return costs, iops, steal, log
 
 
 def main(argv):
@@ -390,9 +398,9 @@ def main(argv):
     preflight()
     benchlib.catch_signals()
     with fio.io_lock(), benchlib.steal_watch():
-        costs, iops, steal = run(args)
+        costs, iops, steal, log = run(args)
     command = benchlib.regenerate_command("observer_cost.py", argv, {(): "make bench-observer"})
-    body = render(args, costs, iops, steal, command)
+    body = render(args, costs, iops, steal, log, command)
     benchlib.publish(SECTION, body, not args.no_write)
     return 0
 

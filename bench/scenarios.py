@@ -22,6 +22,9 @@ reads pinned to CPU 0 and writes to CPU 1. Goal read-p99=2ms throughout
    rate-limited mixed job; the daemon's CPU time over the run and its peak
    RSS from /proc.
 
+In 2 and 3 a run the host disturbed (CPU steal over 5%) is rejected and
+rerun (benchlib.Rounds); every try is listed in the section.
+
 Results replace the "scenarios" section of docs/BENCHMARKS.md and draw
 docs/bench/shift.png (--no-write: stdout only).
 """
@@ -40,8 +43,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
-from benchlib import (LAT_IOPS, MB, REPO, Tuner, fmt_iops, fmt_target, fmt_us,  # noqa: E402
-                      machine, progress, set_static, summary_table, verdict)
+from benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, MB, REPO, Tuner, fmt_iops,  # noqa: E402
+                      fmt_target, fmt_us, machine, progress, rounds_log, set_static,
+                      summary_table, verdict)
 import fio  # noqa: E402
 import testdev  # noqa: E402
 
@@ -242,26 +246,32 @@ def ext4_files(dev, size_mib):
 
 
 
-def interleaved(devs, configs, js, n, ramp, runtime, filename, label):
-    """{config name: [run, ...]}, n rounds, the order rotated each round."""
-    runs = {name: [] for name, _ in configs}
-    for r in range(n):
-        for name, cfg in configs[r % len(configs):] + configs[:r % len(configs)]:
-            progress(f"{label}: round {r + 1}/{n}, {name}")
-            runs[name].append(measure(devs, cfg, js, ramp, runtime, filename))
-    return runs
+def interleaved(log, devs, configs, js, n, ramp, runtime, filename, label):
+    """{config name: [run, ...]}, n rounds, the order rotated each round; a
+    run the host disturbed is rerun (benchlib.Rounds, every try in log)."""
+    return log.interleaved(configs, n,
+                           lambda cfg: measure(devs, cfg, js, ramp, runtime, filename), label)
 
 
-def filesystem(args):
+def fs_label(rq, wq):
+    return f"ext4 R{rq}-W{wq}"
+
+
+def kind_label(kind, rq, wq):
+    return f"{kind} R{rq}+W{wq}"
+
+
+def filesystem(args, log):
     configs = [(f"kyber {fmt_target(r)}/{fmt_target(w)}", ("static", ("kyber", (r, w))))
                for r, w in EXTREMES]
     out = {}
     with testdev.flashsim("flash") as dev, ext4_files(dev, args.fs_file_mib) as files:
         for rq, wq in ((1, 256), (256, 256)):
             goal = goal_for(rq, wq)
-            out[(rq, wq)] = interleaved([dev], configs + [(f"kyber-tuned {goal}", ("tuned", goal))],
+            out[(rq, wq)] = interleaved(log, [dev],
+                                        configs + [(f"kyber-tuned {goal}", ("tuned", goal))],
                                         pair_jobs(rq, wq, files), args.rounds, args.ramp,
-                                        args.runtime, files[0], f"ext4 R{rq}-W{wq}")
+                                        args.runtime, files[0], fs_label(rq, wq))
     return out
 
 
@@ -272,7 +282,7 @@ DEVICE_KINDS = (("flashsim flash", lambda: testdev.flashsim("flash")),
                 ("loop over the root fs", testdev.rootfs))
 
 
-def devices(args):
+def devices(args, log):
     """{device kind: {(read_qd, write_qd): {config: [run, ...]}}}."""
     out = {}
     for kind, make in DEVICE_KINDS:
@@ -290,9 +300,9 @@ def devices(args):
                 if args.full:
                     configs.append(("kyber defaults", ("static", ("kyber", KYBER_DEFAULTS))))
                 configs.append((f"kyber-tuned {goal_for(rq, wq)}", ("tuned", goal_for(rq, wq))))
-                out[kind][(rq, wq)] = interleaved([dev], configs, pair_jobs(rq, wq), args.rounds,
-                                                  args.ramp, args.runtime, dev.path,
-                                                  f"{kind} R{rq}+W{wq}")
+                out[kind][(rq, wq)] = interleaved(log, [dev], configs, pair_jobs(rq, wq),
+                                                  args.rounds, args.ramp, args.runtime, dev.path,
+                                                  kind_label(kind, rq, wq))
         finally:
             cm.__exit__(None, None, None)
     return out
@@ -357,7 +367,7 @@ def render_shift(rows, png, phase_s):
     return out
 
 
-def render(args, shift_rows, png, fs, devs, cost, command):
+def render(args, shift_rows, png, fs, devs, cost, log, command):
     out = [
         "## Scenarios: a workload shift, ext4, device kinds, daemon cost",
         "",
@@ -368,7 +378,9 @@ def render(args, shift_rows, png, fs, devs, cost, command):
         "fio: 4 KiB random, io_uring, direct; R = randread on CPU 0, W = randwrite on CPU 1, the "
         f"number is the iodepth. Runs: {args.ramp:g} s ramp, {args.runtime:g} s measured, "
         f"{args.rounds} interleaved round(s); cells: median (min–max). kyber-tuned's goal: "
-        f"{GOAL}, or mode=balanced when both jobs are throughput-bound (the study's G-5).",
+        f"{GOAL}, or mode=balanced when both jobs are throughput-bound (the study's G-5). "
+        + benchlib.REJECTION_SENTENCE + " Below each subsection: every run, rejected ones "
+        "included.",
         "",
         *render_shift(shift_rows, png, args.phase_s),
         "",
@@ -379,18 +391,22 @@ def render(args, shift_rows, png, fs, devs, cost, command):
     ]
     for (rq, wq), runs in fs.items():
         out += ["", f"R{rq}–W{wq}:", "", *runs_table(runs)]
+    out += ["", *rounds_log(log.entries(*(fs_label(rq, wq) for rq, wq in fs)), LAT_IOPS_FIGURES,
+                            label_heading="scenario")]
     out += ["", "### Device kinds", "",
             "Each job pair under scheduler none"
             + (", Kyber defaults (2 ms / 10 ms)" if args.full else "")
             + " and kyber-tuned. flashsim `optane`: no read/write interference; loop devices "
             "use direct I/O over a 256 MiB file."]
     for kind, pairs in devs.items():
-        out += ["", f"#### {kind}", ""]
+        out += ([] if out[-1] == "" else [""]) + [f"#### {kind}", ""]
         if isinstance(pairs, str):
             out.append(f"Skipped: {pairs}.")
             continue
         for (rq, wq), runs in pairs.items():
             out += [f"R{rq}+W{wq}:", "", *runs_table(runs), ""]
+        out += [*rounds_log(log.entries(*(kind_label(kind, rq, wq) for rq, wq in pairs)),
+                            LAT_IOPS_FIGURES, label_heading="scenario"), ""]
     out += ["### Daemon cost with 1 and 8 tuned devices", "",
             "Loop devices over 64 MiB files in /dev/shm, each with the goal and its own fio job "
             "(randrw 50/50, iodepth 8, 1,000 read + 1,000 write IOPS); kyber-tuned at a 1 s "
@@ -441,10 +457,11 @@ def main(argv):
     args = parse_args(argv)
     preflight()
     benchlib.catch_signals()
+    log = benchlib.Rounds()
     with fio.io_lock(), benchlib.steal_watch():
         records, bounds = shift(args.phase_s)
-        fs = filesystem(args)
-        devs = devices(args)
+        fs = filesystem(args, log)
+        devs = devices(args, log)
         cost = daemon_cost(args)
     png = None
     if not args.no_write:
@@ -452,7 +469,7 @@ def main(argv):
         png = draw_shift(records, bounds, PNG)
     command = benchlib.regenerate_command("scenarios.py", argv,
                                           {(): "make bench", ("--full",): "make bench-full"})
-    body = render(args, shift_summary(records, bounds), png, fs, devs, cost, command)
+    body = render(args, shift_summary(records, bounds), png, fs, devs, cost, log, command)
     benchlib.publish(SECTION, body, not args.no_write)
     return 0
 

@@ -1,0 +1,301 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""kyber-tuned beside the best static Kyber setting on three kinds of device.
+
+Method (root; holds the machine-wide I/O lock from tests/lib/fio.py for the
+whole run). Devices: loop over a file on the root file system, loop over a
+file in /dev/shm, flashsim profile `flash` (tests/lib/testdev.py). Workload
+R1+W256 (baselines.jobs(): fio randread iodepth 1 on CPU 0 beside randwrite
+iodepth 256 on CPU 1, 4 KiB, io_uring, direct). Per device:
+
+1. Goal: scheduler none, GOAL_RUNS runs; the goal is half of their median
+   read P99, rounded to two significant digits (read-p99=NNNus).
+2. Grid: the quick grid of `make bench` (baselines.GRID_QUICK, 4 read x 4
+   write targets spanning the study's range); per point scheduler none ->
+   kyber (fresh depths), the targets, a ramp, then the measured run. The
+   best static setting: the most write IOPS among the points whose read P99
+   meets the goal.
+3. Rounds: ROUNDS interleaved rounds of none, the best static setting and
+   kyber-tuned with the goal (order rotated each round); every run from
+   fresh depths, kyber-tuned started fresh before fio for each run, so fio's
+   ramp is its warm-up and convergence is not what is measured.
+4. Verdicts: kyber-tuned's median write IOPS >= 90% of the best static
+   setting's; kyber-tuned's median read P99 <= the goal.
+
+Every run of 1-3 goes through benchlib.Rounds: a run during which the host
+stole more than 5% of the CPUs is rejected and rerun (capped), and every try
+is listed in the section. Results go to stdout and replace the "generalize"
+section of docs/BENCHMARKS.md (--no-write: stdout only). Devices, daemons and
+schedulers are torn down/restored on every exit, also on SIGTERM.
+"""
+
+import argparse
+import datetime
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
+from benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, fmt_iops, fmt_target, fmt_us,  # noqa: E402
+                      machine, med, plural, progress, rounds_log, set_static, summary_table,
+                      verdict)
+import baselines  # noqa: E402
+import fio  # noqa: E402
+import testdev  # noqa: E402
+
+SECTION = "generalize"
+# (key, heading, context manager): the devices, in the order run.
+DEVICES = (("rootfs", "loop over a file on the root file system", testdev.rootfs),
+           ("shm", "loop over a file in /dev/shm", testdev.shm),
+           ("flashsim", "flashsim `flash`", lambda: testdev.flashsim("flash")))
+GOAL_SHARE = 0.5     # the goal: this share of none's read P99
+WRITE_SHARE = 0.9    # kyber-tuned's write IOPS against the best static setting's
+NONE = ("none", "static", ("none",))
+TUNED = "kyber-tuned"
+BEST = "kyber best static"
+GOAL_LOG, GRID_LOG, ROUNDS_LOG = "goal", "grid", "rounds"  # the phases in a device's log
+
+
+def goal_for(none_p99_ns):
+    """GOAL_SHARE of none's read P99, in whole µs rounded to two significant
+    digits (1 µs at least): (goal in ns, goal text)."""
+    us = max(1, round(float(f"{none_p99_ns * GOAL_SHARE / 1e3:.2g}")))
+    return us * 1000, f"read-p99={us}us"
+
+
+def point_name(targets):
+    return f"kyber {fmt_target(targets[0])}/{fmt_target(targets[1])}"
+
+
+# ------------------------------------------------------------ measuring
+def measure(dev, cfg, ramp, runtime):
+    """One R1+W256 run of cfg (baselines.measure's (name, kind, arg))."""
+    return baselines.measure(dev, cfg, baselines.jobs(), ramp, runtime)
+
+
+def bench_device(args, dev, key):
+    """Goal, grid and rounds on one device: a dict for render_device(),
+    with the log of every try."""
+    t0 = time.monotonic()
+    log = benchlib.Rounds(prefix=f"{key} ")
+    none = []
+    for i in range(args.goal_runs):
+        progress(f"{key} {GOAL_LOG}: none, run {i + 1}/{args.goal_runs}")
+        none.append(log.run(lambda: measure(dev, NONE, args.ramp, args.runtime),
+                            GOAL_LOG, i + 1, "none"))
+    none_p99 = statistics.median(r["read_p99"] for r in none)
+    goal_ns, goal = goal_for(none_p99)
+
+    grid = {}
+    points = [(r, w) for r in args.grid[0] for w in args.grid[1]]
+    for i, targets in enumerate(points):
+        progress(f"{key} {GRID_LOG}: {point_name(targets)} ({i + 1}/{len(points)}), goal {goal}")
+        grid[targets] = log.run(
+            lambda t=targets: measure(dev, ("grid", "static", ("kyber", t)), args.grid_ramp,
+                                      args.grid_run),
+            GRID_LOG, None, point_name(targets))
+    best = baselines.best_static(grid, goal_ns)
+
+    configs = [("none", NONE)]
+    if best:
+        configs.append((BEST, (BEST, "static", ("kyber", best[0]))))
+    configs.append((TUNED, (TUNED, "tuned", goal)))
+    runs = log.interleaved(configs, args.rounds,
+                           lambda cfg: measure(dev, cfg, args.ramp, args.runtime), ROUNDS_LOG)
+    set_static(dev, "none")
+    return {"none_p99": none_p99, "goal_ns": goal_ns, "goal": goal, "grid": grid, "best": best,
+            "runs": runs, "log": log, "wall": time.monotonic() - t0}
+
+
+def run(args):
+    """{device key: result dict, or a string saying why there is none}."""
+    out = {}
+    for key, _, make in DEVICES:
+        if key not in args.devices:
+            continue
+        try:
+            with make() as dev:
+                out[key] = bench_device(args, dev, key)
+        except testdev.DeviceUnavailable as e:
+            print(f"generalize.py: {key} unavailable, skipped: {e.reason}", file=sys.stderr)
+            out[key] = f"device unavailable: {e.reason}"
+        except (RuntimeError, OSError) as e:  # fio, the daemon, the device: say so, go on
+            print(f"generalize.py: {key} failed: {e}", file=sys.stderr)
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            out[key] = "failed: " + first.replace("|", "/")  # it goes into a table
+    return out
+
+
+# ------------------------------------------------------------ report
+def judge(res):
+    """[(ok, text)]: the write-IOPS comparison and the goal."""
+    runs, goal_ns, best = res["runs"], res["goal_ns"], res["best"]
+    tuned_w, tuned_p99 = med(runs, TUNED, "write_iops"), med(runs, TUNED, "read_p99")
+    if best:
+        bw, bp99 = med(runs, BEST, "write_iops"), med(runs, BEST, "read_p99")
+        why = ""
+        if bp99 > goal_ns:
+            why = (f"; the best static setting itself measured {fmt_us(bp99)} in the rounds "
+                   f"(grid: {fmt_us(best[1]['read_p99'])}), over the goal")
+        cmp = (tuned_w >= WRITE_SHARE * bw,
+               f"write IOPS ≥ {WRITE_SHARE:.0%} of the best static setting's "
+               f"({fmt_target(best[0][0])}/{fmt_target(best[0][1])}), median: "
+               f"{fmt_iops(tuned_w)} vs {fmt_iops(bw)} ({tuned_w / bw:.0%})" + why)
+    else:
+        near = min(res["grid"].items(), key=lambda kv: kv[1]["read_p99"])
+        cmp = (False, f"write IOPS ≥ {WRITE_SHARE:.0%} of the best static setting's: no grid "
+                      f"point met the goal ({fmt_us(res['goal_ns'])}); the lowest read P99 was "
+                      f"{fmt_us(near[1]['read_p99'])} at {fmt_target(near[0][0])}/"
+                      f"{fmt_target(near[0][1])}, so there is no static setting to compare with")
+    met = (tuned_p99 <= goal_ns,
+           f"read P99 ≤ goal ({res['goal']}), median: {fmt_us(tuned_p99)}"
+           + (f", over by {fmt_us(tuned_p99 - goal_ns)}" if tuned_p99 > goal_ns else ""))
+    return [cmp, met]
+
+
+def summary_rows(results):
+    rows = ["| device | none's read P99 | goal | best static (grid) | kyber-tuned read P99 "
+            "| kyber-tuned write IOPS vs best static | write IOPS ≥ 90% | goal met |",
+            "|---|---:|---|---|---:|---:|---|---|"]
+    for key, heading, _ in DEVICES:
+        res = results.get(key)
+        if res is None:
+            continue
+        if isinstance(res, str):
+            rows.append(f"| {heading} | – | – | – | – | – | **MISSED** ({res}) "
+                        "| **MISSED** |")
+            continue
+        runs, best = res["runs"], res["best"]
+        (ok_w, _), (ok_p, _) = judge(res)
+        tw = med(runs, TUNED, "write_iops")
+        vs = (f"{fmt_iops(tw)} vs {fmt_iops(med(runs, BEST, 'write_iops'))}" if best
+              else f"{fmt_iops(tw)} vs –")
+        rows.append(f"| {heading} | {fmt_us(res['none_p99'])} | {res['goal']} | "
+                    + (f"{fmt_target(best[0][0])}/{fmt_target(best[0][1])}" if best
+                       else "none met it")
+                    + f" | {fmt_us(med(runs, TUNED, 'read_p99'))} | {vs} | "
+                    f"**{'MET' if ok_w else 'MISSED'}** | **{'MET' if ok_p else 'MISSED'}** |")
+    return rows
+
+
+def tuned_finals(runs):
+    return ", ".join(f"{fmt_target(r['targets'][0])}/{fmt_target(r['targets'][1])}"
+                     + (f" ({r['state']})" if r.get("state") else "")
+                     for r in runs[TUNED] if "targets" in r) or "–"
+
+
+def render_device(args, heading, res):
+    out = [f"### {heading}", ""]
+    if isinstance(res, str):
+        return out + [f"No result: {res}.", "",
+                      verdict(False, f"write IOPS ≥ {WRITE_SHARE:.0%} of the best static "
+                                     f"setting's: {res}"),
+                      verdict(False, f"read P99 ≤ goal: {res}")]
+    runs, best, log = res["runs"], res["best"], res["log"]
+    out += [f"Goal: half of none's median read P99 over {plural(args.goal_runs, 'run')} "
+            f"({fmt_us(res['none_p99'])}): `{res['goal']}`. Best static setting: "
+            + (f"{fmt_target(best[0][0])}/{fmt_target(best[0][1])} (read/write target; grid "
+               f"{fmt_us(best[1]['read_p99'])} / {fmt_iops(best[1]['write_iops'])} write IOPS)."
+               if best else "none, no grid point met the goal.")
+            + f" {res['wall'] / 60:.1f} min on this device.", "",
+            *summary_table(runs, LAT_IOPS), "",
+            f"kyber-tuned's final targets (and state) per round: {tuned_finals(runs)}.", "",
+            *[verdict(ok, text) for ok, text in judge(res)], "",
+            *rounds_log(log.entries(GOAL_LOG, ROUNDS_LOG), LAT_IOPS_FIGURES,
+                        title="The goal's runs and every run of every round, rejected ones "
+                              "included", label_heading="phase", fold=False), "",
+            f"Grid ({len(res['grid'])} points, {args.grid_ramp:g} s ramp + {args.grid_run:g} s "
+            "measured each):", "",
+            *baselines.grid_table(res["grid"],
+                                  [r["targets"] for r in runs[TUNED] if "targets" in r],
+                                  res["goal_ns"], rounds_name="round"), "",
+            *rounds_log(log.entries(GRID_LOG), LAT_IOPS_FIGURES,
+                        title="Every try of the grid, rejected ones included")]
+    return out
+
+
+def render(args, results, wall, command):
+    out = [
+        "## Generalization: kyber-tuned beside the best static setting on three devices",
+        "",
+        f"Measured {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} on {machine()}, "
+        f"{wall / 60:.0f} min. Regenerate with `{command}` (root; {args.mode} mode)."
+        + benchlib.steal_sentence(),
+        "",
+        "R1+W256: fio randread iodepth 1 on CPU 0 beside randwrite iodepth 256 on CPU 1, 4 KiB, "
+        "io_uring, direct. Per device: scheduler none's median read P99 over "
+        f"{plural(args.goal_runs, 'run')} sets the goal (half of it, two significant digits); the quick "
+        f"grid of `make bench` ({len(args.grid[0])} read × {len(args.grid[1])} write targets, "
+        "each from fresh depths: scheduler none, then kyber, then the targets) finds the best "
+        "static setting (the most write IOPS among the points meeting the goal); then "
+        f"{args.rounds} interleaved rounds of none, that setting and kyber-tuned with the goal, "
+        "order rotated each round, each run from fresh depths. Every run outside the grid: "
+        f"{args.ramp:g} s ramp, {args.runtime:g} s measured; kyber-tuned is started fresh "
+        "(from scheduler none) before fio for each run, so the ramp is its warm-up and "
+        "convergence is not what is measured. Cells: median (min–max). Read P99 is fio's "
+        "completion latency. " + benchlib.REJECTION_SENTENCE,
+        "",
+        f"Targets (issue 11, item 4): kyber-tuned's median write IOPS ≥ {WRITE_SHARE:.0%} of the "
+        "best static setting's, and its median read P99 within the goal.",
+        "",
+        *summary_rows(results),
+    ]
+    for key, heading, _ in DEVICES:
+        if key in results:
+            out += ["", *render_device(args, heading, results[key])]
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------ main
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true",
+                    help="10 s measured runs and 8 s grid points (about 25 min) instead of 6 s "
+                         "and 5 s (about 18 min)")
+    ap.add_argument("--device", action="append", choices=[d[0] for d in DEVICES],
+                    help="only this device (repeatable; default: all three)")
+    ap.add_argument("--no-write", action="store_true",
+                    help="print only, leave docs/BENCHMARKS.md alone")
+    # Tiny runs to check the script itself; never written to the document.
+    ap.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    args.devices = args.device or [d[0] for d in DEVICES]
+    args.mode = "smoke" if args.smoke else "full" if args.full else "quick"
+    args.grid = baselines.GRID_QUICK
+    args.goal_runs, args.rounds = 3, 5
+    args.ramp, args.runtime = 5, (10 if args.full else 6)
+    args.grid_ramp, args.grid_run = baselines.GRID_RAMP, (8 if args.full else baselines.GRID_RUN)
+    if args.smoke:
+        args.no_write = True
+        args.grid = ((args.grid[0][0], args.grid[0][-1]), (args.grid[1][0], args.grid[1][-1]))
+        args.goal_runs, args.rounds = 1, 2
+        args.ramp, args.runtime, args.grid_ramp, args.grid_run = 2, 2, 1, 2
+    return args
+
+
+def preflight():
+    benchlib.require_root("generalize.py")
+    for path in (benchlib.conftest.KYBER_TUNED, testdev.FLASHSIM):
+        if not os.access(path, os.X_OK):
+            sys.exit(f"generalize.py: {path} missing: run make (and make deps) first")
+
+
+def main(argv):
+    args = parse_args(argv)
+    preflight()
+    benchlib.catch_signals()
+    t0 = time.monotonic()
+    with fio.io_lock(), benchlib.steal_watch():
+        results = run(args)
+    command = benchlib.regenerate_command("generalize.py", argv,
+                                          {(): "make bench-generalize",
+                                           ("--full",): "make bench-full"})
+    body = render(args, results, time.monotonic() - t0, command)
+    benchlib.publish(SECTION, body, not args.no_write)
+    return 1 if any(isinstance(r, str) and r.startswith("failed") for r in results.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
