@@ -61,7 +61,7 @@ SYS_SRCS := daemon/log.c daemon/log-journal.c daemon/observer.c daemon/kyber-sys
 DAEMON_SRCS := daemon/main.c $(PURE_SRCS) $(SYS_SRCS)
 TUNECTL_SRCS := daemon/tunectl.c daemon/tunectl-bus.c daemon/tunectl-monitor.c \
 	daemon/tunectl-replay.c daemon/tunectl-format.c daemon/log.c daemon/parse-util.c \
-	daemon/hist.c daemon/record.c
+	daemon/hist.c daemon/record.c daemon/goal.c
 
 BPF_SRCS := bpf/kyber_observer.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))

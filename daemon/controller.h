@@ -48,7 +48,7 @@ struct ctl_metric {
 struct ctl_regime {
 	bool known;
 	bool writes;			/* writes running (with hysteresis) */
-	double read_outstanding, write_outstanding;
+	double read_outstanding;
 	/* The writes running free (unthrottled): P99 total latency and rate;
 	 * 0: not seen yet. Levels are set against w_free_ns. */
 	double w_free_ns, w_free_iops;

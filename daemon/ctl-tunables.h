@@ -24,14 +24,14 @@
 #define CTL_CERTAIN_MISS_MIN_READS 20
 /* x goal: the metric is at risk above this. One-second percentiles are
  * noisy, and the goal must hold in (nearly) every second, not on average. */
-#define CTL_RISK 0.9
+#define CTL_RISK 0.85
 /* x goal: a newest interval this far over is a miss without the window's
  * confirmation (a real collapse, not a noisy second). */
 #define CTL_CLEAR_MISS 1.5
 /* x goal: a metric at least this far over calls for the hardest step. */
 #define CTL_FAR_MISS 2.0
 /* x goal: reads have room for more writes below this. */
-#define CTL_SLACK 0.7
+#define CTL_SLACK 0.65
 
 /* ---- The level: Kyber's write target while reads are protected */
 

@@ -22,21 +22,25 @@ static void format_targets(char *buf, size_t n, const struct kyber_targets *t)
 		 format_duration(w, sizeof(w), t->write_ns));
 }
 
-/* "read P99 12.1ms (goal 2.00ms) device P90 9.10ms 4.51k IOPS; write ..." */
+/* "read P99 12.1ms (goal 2.00ms) device P90 9.10ms 4.51k IOPS; write ...";
+ * without a read goal (mode=throughput), the interval's read P99. */
 static void format_observed(char *buf, size_t n, const struct device *d, const struct ctl_sample *s,
 			    const struct ctl_decision *dec)
 {
 	char a[DURATION_BUF_MAX], b[DURATION_BUF_MAX], c[DURATION_BUF_MAX], e[DURATION_BUF_MAX];
-	char f[DURATION_BUF_MAX], ri[16], wi[16];
+	char f[DURATION_BUF_MAX], ri[16], wi[16], rd[64];
 
 	format_count_si(ri, sizeof(ri), s->read.iops);
 	format_count_si(wi, sizeof(wi), s->write.iops);
-	snprintf(buf, n, "read P%g %s (goal %s) device P90 %s %s IOPS; write %s IOPS P99 %s "
-		 "device P90 %s; depth r=%u w=%u",
-		 d->goal.has_read ? d->goal.read_pct : 99.0,
-		 dec->goal_known ? format_duration(a, sizeof(a), dec->metric_ns) : "?",
-		 d->goal.has_read ? format_duration(b, sizeof(b), d->goal.read_ns) : "none",
-		 format_duration(c, sizeof(c), s->read.device_p90_ns), ri, wi,
+	if (d->goal.has_read)
+		snprintf(rd, sizeof(rd), "read P%g %s (goal %s)", d->goal.read_pct,
+			 dec->goal_known ? format_duration(a, sizeof(a), dec->metric_ns) : "?",
+			 format_duration(b, sizeof(b), d->goal.read_ns));
+	else
+		snprintf(rd, sizeof(rd), "read P99 %s",
+			 format_duration(a, sizeof(a), s->read.total_p99_ns));
+	snprintf(buf, n, "%s device P90 %s %s IOPS; write %s IOPS P99 %s device P90 %s; depth r=%u w=%u",
+		 rd, format_duration(c, sizeof(c), s->read.device_p90_ns), ri, wi,
 		 format_duration(e, sizeof(e), s->write.total_p99_ns),
 		 format_duration(f, sizeof(f), s->write.device_p90_ns),
 		 s->read.kyber_depth, s->write.kyber_depth);

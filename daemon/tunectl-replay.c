@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "goal.h"
 #include "log.h"
 #include "macro.h"
 #include "record.h"
@@ -26,13 +27,26 @@ static void op_from_record(struct tf_op *o, const Kybertune__OpSummary *s)
 	};
 }
 
+/* Met, missed (1, 0), or -1 when the record has no read goal or no
+ * estimate: the record keeps the goal and the metric, not the verdict. */
+static int goal_met(const Kybertune__IntervalRecord *rec)
+{
+	struct goal g;
+	char err[128];
+
+	if (!rec->metric_ns || !rec->goal || goal_parse(rec->goal, &g, err, sizeof(err)) < 0 ||
+	    !g.has_read)
+		return -1;
+	return rec->metric_ns <= g.read_ns;
+}
+
 static void print_record(const Kybertune__IntervalRecord *rec)
 {
 	struct tf_interval iv = {
 		.time_ns = rec->time_ns, .device = rec->device, .goal = rec->goal, .state = rec->state,
 		.reason = rec->reason, .interval_ns = rec->interval_ns,
 		.read_target_ns = rec->read_target_ns, .write_target_ns = rec->write_target_ns,
-		.changed = rec->changed, .metric_ns = rec->metric_ns, .goal_met = -1,
+		.changed = rec->changed, .metric_ns = rec->metric_ns, .goal_met = goal_met(rec),
 	};
 
 	op_from_record(&iv.read, rec->read);

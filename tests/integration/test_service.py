@@ -540,6 +540,11 @@ def test_round_trip(bus, flash, service):
     res = run(bus, [KYBER_TUNECTL, "replay", full, "--json"])
     recs = [json.loads(l) for l in res.stdout.splitlines()]
     assert len(recs) == len(lines) and any(r["read"]["iops"] > 0 for r in recs)
+    # The verdict follows from the record's goal and metric.
+    judged = [r for r in recs if r["metric_ns"]]
+    assert judged, recs
+    assert all(r["goal_met"] == (r["metric_ns"] <= 2_000_000) for r in judged), judged
+    assert all(r["goal_met"] is None for r in recs if not r["metric_ns"])
     with open(cut, "wb") as f:
         f.write(data[:len(data) - 7])
     res = run(bus, [KYBER_TUNECTL, "replay", cut])
