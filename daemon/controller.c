@@ -72,7 +72,6 @@ void controller_relearn(struct controller *c)
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
 	c->infeasible = false;
-	c->read_floor_ns = 0;
 	c->since_write = 0;
 	c->prev_write_depth = 0;
 	c->floor_cap = -1;
@@ -175,7 +174,7 @@ static void protect_targets(const struct controller *c, struct ctl_decision *d)
 
 enum verdict { V_MISS, V_RISK, V_OK, V_SLACK };
 
-static enum verdict judge_goal(const struct controller *c, uint64_t metric)
+static enum verdict judge(const struct controller *c, uint64_t metric)
 {
 	double g = (double)c->goal.read_ns, m = (double)metric, w = (double)c->metric.window_ns;
 	bool window_risk = !w || w > CTL_RISK * g;
@@ -187,22 +186,6 @@ static enum verdict judge_goal(const struct controller *c, uint64_t metric)
 	if (m < CTL_SLACK * g && (!w || w < CTL_SLACK * g))
 		return V_SLACK;
 	return V_OK;
-}
-
-/*
- * Where the goal is out of reach, the best reads the most throttling gave
- * (the floor) stand in for it: more writes are fine while reads stay
- * within CTL_INFEASIBLE_SLACK of that floor, so the tuner keeps the
- * least throttling that gives the best reads.
- */
-static enum verdict judge(const struct controller *c, uint64_t metric)
-{
-	double f = CTL_INFEASIBLE_SLACK * (double)c->read_floor_ns;
-
-	if (!c->infeasible || !c->read_floor_ns || judge_goal(c, metric) != V_MISS)
-		return judge_goal(c, metric);
-	return (double)metric > f && (!c->metric.window_ns || (double)c->metric.window_ns > f) ?
-	       V_MISS : V_SLACK;
 }
 
 /* The highest level at which writes would run free (their P99 at full
@@ -245,6 +228,7 @@ static void set_level(struct controller *c, int level, int move, struct ctl_deci
 {
 	c->level = level;
 	c->last_move = move;
+	c->frozen = move < 0;	/* a cut is frozen once reads are fine; a step down is */
 	protect_targets(c, d);
 }
 
@@ -324,8 +308,6 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 	}
 	if (c->level >= max || s->write.kyber_depth == 1) {
 		c->infeasible |= ++c->infeasible_streak >= 2;
-		if (c->infeasible && settled)
-			c->read_floor_ns = c->read_floor_ns ? MIN(c->read_floor_ns, metric) : metric;
 		if (c->goal.write_iops_min && c->level >= max && s->write.kyber_depth != 1)
 			say(d, "read P%g %s over goal %s with writes at write-iops-min=%llu: holding",
 			    c->goal.read_pct, m, g, (unsigned long long)c->goal.write_iops_min);
@@ -350,12 +332,12 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 
 /* Reads are fine after a cut: hold the writes there (a read spike no
  * longer cuts them further; the law decides that, on a second's data).
- * False when the level in force holds them already. */
+ * Once per cut; false when there is nothing to freeze. */
 static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
 {
 	int level = MAX(hold_level(s), open_level(c, s) + 1);
 
-	if (level >= c->level)
+	if (c->frozen || level >= c->level)
 		return false;
 	set_level(c, level, -1, d);
 	return true;
@@ -414,7 +396,7 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 		    c->goal.read_pct, m, g);
 		return;
 	}
-	if (metric < CTL_FAR_SLACK * c->goal.read_ns || c->infeasible)
+	if (metric < CTL_FAR_SLACK * c->goal.read_ns)
 		c->lower_step = MIN(c->lower_step + 1, CTL_LOWER_MAX);
 	else
 		c->lower_step = 1;
@@ -492,7 +474,6 @@ static void new_regime(struct controller *c)
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = false;
-	c->read_floor_ns = 0;
 	c->floor_cap = -1;
 	if (c->regime.w_free_ns <= 0)
 		c->protecting = false;
@@ -523,10 +504,8 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->goal_met = metric <= g->read_ns;
 		/* A verdict of infeasible stands until reads are clearly within
 		 * the goal: at its edge it would flap with every second's noise. */
-		if (judge_goal(c, metric) == V_OK || judge_goal(c, metric) == V_SLACK) {
+		if (judge(c, metric) == V_OK || judge(c, metric) == V_SLACK)
 			c->infeasible = false;
-			c->read_floor_ns = 0;
-		}
 	}
 	format_duration(m, sizeof(m), metric);
 	ctl_regime_learn_writes(&c->regime, s, !c->protecting ||

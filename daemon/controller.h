@@ -48,7 +48,7 @@ struct ctl_metric {
 struct ctl_regime {
 	bool known;
 	bool writes;			/* writes running (with hysteresis) */
-	double read_outstanding;
+	double read_outstanding, write_outstanding;
 	/* The writes running free (unthrottled): P99 total latency and rate;
 	 * 0: not seen yet. Levels are set against w_free_ns. */
 	double w_free_ns, w_free_iops;
@@ -80,6 +80,7 @@ struct controller {
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */
 	int last_move;			/* the last level change: +1 up, -1 down (or open), 0 none */
+	bool frozen;			/* the writes were held where a cut left them (or stepped down since) */
 	double read_scale;		/* read target: the goal's read P90 x this */
 	int lower_step;			/* levels per slack step */
 	unsigned slack_streak;		/* settled intervals of slack in a row */
@@ -88,7 +89,6 @@ struct controller {
 	uint32_t prev_write_depth;	/* Kyber's write depth one interval ago (0: unknown) */
 	unsigned infeasible_streak;	/* misses in a row with no more throttling to give */
 	bool infeasible;		/* the verdict, until reads are clearly within the goal */
-	uint64_t read_floor_ns;		/* infeasible: the best metric at the most throttling */
 	int floor_cap;			/* highest level write-iops-min allows here (-1: none found) */
 	bool floor_bound;		/* write-iops-min held writes back while the goal was missed */
 	bool decided;			/* a decision was made since (re)learning */

@@ -37,8 +37,8 @@ bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struc
 /* ctl-regime.c: the workload's signature and the writes running free. */
 void ctl_regime_forget(struct ctl_regime *r);
 /*
- * A new regime: writes started or stopped, or the reads' outstanding
- * count changed by CTL_SHIFT_FACTOR. Writes what changed into
+ * A new regime: writes started or stopped, the reads' outstanding count
+ * changed by CTL_SHIFT_FACTOR, or the writes' by CTL_WRITE_SHIFT_FACTOR. Writes what changed into
  * `what`. The first call only learns the signature.
  */
 bool ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n);

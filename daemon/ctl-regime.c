@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The workload regime: a signature (writes running or not, reads
- * outstanding) whose change means what was learned no longer
+ * The workload regime: a signature (writes running or not, requests
+ * outstanding per op) whose change means what was learned no longer
  * holds, and the writes' latency and rate while they run free, which the
  * write-target levels are set against.
  */
@@ -35,17 +35,21 @@ bool ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *
 	} else if (s->read.completed && changed_by_factor(s->read.outstanding, r->read_outstanding)) {
 		snprintf(what, n, "reads outstanding %.1f -> %.1f", r->read_outstanding, s->read.outstanding);
 		shifted = true;
+	} else if (writes && s->write.completed && r->write_outstanding > 0 &&
+		   (s->write.outstanding >= CTL_WRITE_SHIFT_FACTOR * r->write_outstanding ||
+		    r->write_outstanding >= CTL_WRITE_SHIFT_FACTOR * s->write.outstanding)) {
+		snprintf(what, n, "writes outstanding %.1f -> %.1f", r->write_outstanding,
+			 s->write.outstanding);
+		shifted = true;
 	}
-	/* The writes' free-running figures belong to the old writer. The
-	 * writes' own outstanding count is no signature: on a real device
-	 * it moves with the throttling (requests held in Kyber count, those
-	 * in the submitter or a loop worker do not). A new writer shows in
-	 * the free-running figures, relearned whenever writes run free. */
-	if (shifted && writes != r->writes)
+	/* The writes' free-running figures belong to the old writer. */
+	if (shifted && (writes != r->writes || strstr(what, "writes outstanding")))
 		r->w_free_ns = r->w_free_iops = 0;
 	r->writes = writes;
 	if (s->read.completed)
 		r->read_outstanding = s->read.outstanding;
+	if (s->write.completed)
+		r->write_outstanding = s->write.outstanding;
 	return shifted;
 }
 

@@ -50,10 +50,12 @@ def kernel_completions(dev):
 
 
 # On 6.18 the kernel runs neither block_rq_complete nor block_io_done
-# programs for about 1 in 10^4..10^5 requests (measured: 0-0.008%, with
-# recursion_misses 0; docs/observer.md). Their entries are reclaimed when
-# the request is reused (stale) or when the device goes idle (expired).
-LOST_BOUND = 2e-4
+# programs for about 1 in 10^4..10^5 requests (measured: 0-0.008%, and up
+# to 0.044% when the host takes the CPUs, also in runs with at most 5%
+# steal; recursion_misses 0; docs/observer.md). Their entries are
+# reclaimed when the request is reused (stale) or when the device goes
+# idle (expired). The bound: twice the worst seen, and some margin.
+LOST_BOUND = 1e-3
 
 
 def test_no_leaks_after_merges_mixed_flush_discard(daemon_factory, device_factory):

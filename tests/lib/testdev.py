@@ -5,7 +5,7 @@
 Kinds:
   flashsim  loop (--direct-io=on) over the 'disk' file of a build/flashsim
             FUSE mount: a flash model with deterministic read/write
-            interference (profiles flash, optane, buffered).
+            interference (profiles flash, optane, buffered, tlc, gc, qdlat).
   shm       loop (--direct-io=on) over a preallocated file in /dev/shm.
   rootfs    loop (--direct-io=on) over a preallocated file on the root file
             system (under /var/tmp).
@@ -44,7 +44,7 @@ import time
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLASHSIM = os.path.join(REPO_ROOT, "build", "flashsim")
 KINDS = ("flashsim", "shm", "rootfs")
-PROFILES = ("flash", "optane", "buffered")
+PROFILES = ("flash", "optane", "buffered", "tlc", "gc", "qdlat")
 
 # How long bring-up and teardown steps may take before we call them stuck.
 MOUNT_TIMEOUT_S = 10.0
