@@ -49,8 +49,8 @@ LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 # Pure modules: no I/O beyond what their callers hand them; linked into unit
 # tests without root.
 # The controller: the law and its parts (daemon/controller.h).
-CTL_SRCS := daemon/controller.c daemon/ctl-metric.c daemon/ctl-regime.c daemon/ctl-levels.c \
-	daemon/ctl-interference.c
+CTL_SRCS := daemon/controller.c daemon/ctl-targets.c daemon/ctl-metric.c daemon/ctl-regime.c \
+	daemon/ctl-levels.c daemon/ctl-interference.c
 PURE_SRCS := daemon/hist.c daemon/parse-util.c daemon/interval.c \
 	daemon/report.c daemon/goal.c $(CTL_SRCS) daemon/ctl-sample.c
 # Modules that touch the system.

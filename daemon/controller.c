@@ -98,70 +98,18 @@ static void _printf_(2, 3) say(struct ctl_decision *d, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- targets */
 
-static uint64_t clamp_target(double ns)
-{
-	if (!(ns >= KYBER_TARGET_MIN_NS))
-		return KYBER_TARGET_MIN_NS;
-	return ns > KYBER_TARGET_MAX_NS ? KYBER_TARGET_MAX_NS : (uint64_t)ns;
-}
-
-/* The open point; keeps the current value of a class that has no data. */
-static struct kyber_targets open_point(const struct controller *c, const struct ctl_sample *s,
-				       const struct kyber_targets *cur)
-{
-	struct kyber_targets t = *cur;
-
-	if (s->read.completed)
-		t.read_ns = clamp_target(MAX(CTL_OPEN_READ * (double)s->read.device_p99_ns,
-					     (double)KYBER_DEFAULT_READ_NS));
-	if (s->write.completed) {
-		/* Under the writes' P99 (queued in Kyber: throttled) so they
-		 * grow back, never under their device latency. */
-		double w = MIN(CTL_OPEN_WRITE * (double)s->write.device_p99_ns,
-			       (double)s->write.total_p99_ns / CTL_OPEN_GROW);
-
-		t.write_ns = clamp_target(MAX(w, CTL_WRITE_FLOOR * (double)s->write.device_p90_ns));
-	}
-	if (c->goal.mode == GOAL_MODE_BALANCED)	/* G-5: the same target for both */
-		t.read_ns = t.write_ns = MAX(t.read_ns, t.write_ns);
-	return t;
-}
-
-/* Are cur an open point already? Hysteresis: kept while they keep its
- * properties. */
-static bool is_open(const struct controller *c, const struct ctl_sample *s,
-		    const struct kyber_targets *cur)
-{
-	bool read_ok = !s->read.completed ||
-		(double)cur->read_ns >= CTL_OPEN_READ_KEEP * (double)s->read.device_p99_ns;
-	bool write_ok = !s->write.completed ||
-		((double)cur->write_ns >= CTL_OPEN_WRITE_KEEP * (double)s->write.device_p99_ns &&
-		 /* throttled writes must be able to grow back */
-		 (s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP ||
-		  (double)s->write.total_p99_ns >= (double)cur->write_ns));
-
-	if (c->goal.mode == GOAL_MODE_BALANCED && cur->read_ns != cur->write_ns)
-		return false;
-	return read_ok && write_ok;
-}
-
 static void go_open(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		    struct ctl_decision *d)
 {
 	c->protecting = false;
-	if (!is_open(c, s, cur))
-		d->targets = open_point(c, s, cur);
+	if (!ctl_is_open(c->goal.mode, s, cur))
+		d->targets = ctl_open_point(c->goal.mode, s, cur);
 }
 
-/* While protecting, reads count as hurt once their device P90 is above
- * the P90 that goes with meeting the goal (times read_scale, lowered for
- * a tail under a calm P90): Kyber cuts writes only then, and only as far
- * as the write target lets it. */
 static uint64_t protect_read_target(const struct controller *c)
 {
-	double shape = c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT;
-
-	return clamp_target(shape * (double)c->goal.read_ns * c->read_scale);
+	return ctl_read_target(&c->goal, c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT,
+			       c->read_scale);
 }
 
 static void protect_targets(const struct controller *c, struct ctl_decision *d)
@@ -563,33 +511,6 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->state = CTL_INFEASIBLE;
 }
 
-/*
- * Last line of defence: a write target below the write device latency
- * makes writes congest Kyber, and with a read target above the read
- * latency the reads are what gets cut (the harmful pair). Never write that.
- */
-static void never_harmful(const struct ctl_sample *s, struct kyber_targets *t)
-{
-	if (!s->write.completed || t->write_ns >= s->write.device_p90_ns)
-		return;
-	if (s->read.completed && t->read_ns <= s->read.device_p90_ns)
-		return;	/* reads count as hurt anyway: writes get cut, not reads */
-	t->write_ns = clamp_target(CTL_WRITE_FLOOR * (double)s->write.device_p90_ns);
-}
-
-/* Write only what changed enough to matter. */
-static void settle_write(const struct kyber_targets *cur, struct ctl_decision *d)
-{
-	double rr = (double)d->targets.read_ns / (double)MAX(cur->read_ns, 1ULL);
-	double wr = (double)d->targets.write_ns / (double)MAX(cur->write_ns, 1ULL);
-
-	if (rr > 1 / CTL_REWRITE_READ && rr < CTL_REWRITE_READ)
-		d->targets.read_ns = cur->read_ns;
-	if (wr > 1 / CTL_REWRITE_WRITE && wr < CTL_REWRITE_WRITE)
-		d->targets.write_ns = cur->write_ns;
-	d->write = d->targets.read_ns != cur->read_ns || d->targets.write_ns != cur->write_ns;
-}
-
 void controller_decide(struct controller *c, const struct ctl_sample *s,
 		       const struct kyber_targets *cur, struct ctl_decision *d)
 {
@@ -603,15 +524,15 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 		decide(&copy, s, cur, d);
 		c->metric = copy.metric;
 		c->regime = copy.regime;
-		settle_write(cur, d);
+		(void)ctl_settle_write(cur, &d->targets);
 		d->write = false;
 		d->state = CTL_ADVISE;
 		return;
 	}
 	decide(c, s, cur, d);
 	c->last_state = d->state;
-	never_harmful(s, &d->targets);
-	settle_write(cur, d);
+	ctl_never_harmful(s, &d->targets);
+	d->write = ctl_settle_write(cur, &d->targets);
 	c->prev_write_depth = s->write.kyber_depth;
 	c->since_write = d->write ? 0 : c->since_write + 1;
 }

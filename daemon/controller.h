@@ -12,6 +12,7 @@
  *   struct ctl_levels        ctl-levels.c        what each write-target level did to reads
  *   struct ctl_interference  ctl-interference.c  whether throttling writes helps reads (O-8)
  *   the rest of struct controller   controller.c the law: open or protecting, the level in force
+ * and ctl-targets.c computes the targets themselves (pure functions).
  */
 #pragma once
 

@@ -23,6 +23,28 @@ static inline bool writes_active(const struct ctl_sample *s)
 	return s->write.completed > 0 && s->write.iops >= CTL_WRITES_ACTIVE_IOPS;
 }
 
+/* ctl-targets.c: the targets the law writes. Pure functions. */
+/* Into [KYBER_TARGET_MIN_NS, KYBER_TARGET_MAX_NS]. */
+uint64_t ctl_clamp_target(double ns);
+/* The open point; keeps the current value of a class that has no data. */
+struct kyber_targets ctl_open_point(enum goal_mode mode, const struct ctl_sample *s,
+				    const struct kyber_targets *cur);
+/* Are cur an open point already? Hysteresis: kept while they keep its
+ * properties. */
+bool ctl_is_open(enum goal_mode mode, const struct ctl_sample *s, const struct kyber_targets *cur);
+/* While protecting, reads count as hurt once their device P90 is above
+ * the P90 that goes with meeting the goal (the shape x the goal), times a
+ * scale lowered for a tail under a calm P90: Kyber cuts writes only then,
+ * and only as far as the write target lets it. */
+uint64_t ctl_read_target(const struct goal *g, double shape, double scale);
+/* Last line of defence: a write target below the write device latency
+ * makes writes congest Kyber, and with a read target above the read
+ * latency the reads are what gets cut (the harmful pair). Never that. */
+void ctl_never_harmful(const struct ctl_sample *s, struct kyber_targets *t);
+/* Keeps the current value of a target that moved too little to matter;
+ * true when anything is left to write. */
+bool ctl_settle_write(const struct kyber_targets *cur, struct kyber_targets *t);
+
 /* ctl-metric.c: the goal's percentile of read total latency. */
 void ctl_metric_forget(struct ctl_metric *m);
 /*
