@@ -291,6 +291,15 @@ static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_
 	return true;
 }
 
+/* The writes' P99 is too near the level's target for either a hold or a
+ * deliberate growth. */
+static bool in_noise_band(const struct ctl_sample *s, int level)
+{
+	double r = (double)s->write.total_p99_ns / (double)ctl_level_ns(level);
+
+	return r >= CTL_NOISE_LO && r <= CTL_NOISE_HI;
+}
+
 /* The next level down for more writes: a step (growing while reads keep
  * having room), or straight to a lower level known to meet the goal; never
  * onto or past a level that missed it lately. c->level if there is none. */
@@ -332,6 +341,15 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 		return;
 	}
 	next = lower_level(c, open);
+	/* A target just above or below the writes' P99 holds them only until
+	 * the P99's noise crosses it: go on to one that grows them on
+	 * purpose (Kyber stops growing them where their P99 falls under it),
+	 * or hold. */
+	while (next > open && next < c->level && in_noise_band(s, next) &&
+	       !ctl_levels_bad(&c->levels, next - 1))
+		next--;
+	if (next > open && in_noise_band(s, next))
+		next = c->level;
 	if (next <= open && !ctl_levels_bad(&c->levels, CTL_LEVEL_OPEN)) {
 		go_open(c, s, cur, d);
 		c->last_move = -1;

@@ -69,6 +69,12 @@
 /* Kyber cuts a congested domain whose P99 is under this x its target
  * (buckets 0-2). */
 #define CTL_CUT_ZONE 0.75
+/* A step down skips a level at which the writes' P99 would sit between
+ * these x its target: one-second P99s vary by +-10%, so Kyber would hold
+ * them for a while and then grow them on a noisy window, the goal missed
+ * and the step taken back, every half minute or so (seen on flashsim). */
+#define CTL_NOISE_LO 0.85
+#define CTL_NOISE_HI 1.1
 /* Holding writes where they are puts their P99 at this x the target, in
  * bucket 3 where Kyber holds a domain, nearer its cut edge (0.75) than
  * its grow edge (1): noise that crosses the cut edge only cuts while
