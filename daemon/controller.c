@@ -291,6 +291,29 @@ static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_
 	return true;
 }
 
+/*
+ * Writes held by a level from below settle shallower than where a cut from
+ * above left them at the same level (where a depth's rate is nearly flat,
+ * so is its latency: Kyber stops growing them early). When a level once
+ * met the goal with clearly more writes than it holds now (after a
+ * disturbance, say), the way back is the way there: let the writes run
+ * free for an interval and cut from above again, the read target stopping
+ * the cut where reads are fine. At most once per evidence half-life.
+ */
+static bool recut(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		  struct ctl_decision *d)
+{
+	double held = ctl_levels_rate(&c->levels, c->level);
+
+	if (c->reprobe_hold || held < CTL_RECUT_GAIN * s->write.iops)
+		return false;
+	ctl_levels_forget_rate(&c->levels, c->level);
+	c->reprobe_hold = CTL_EVIDENCE_HALF_LIFE;
+	go_open(c, s, cur, d);
+	c->last_move = -1;
+	return true;
+}
+
 /* The writes' P99 is too near the level's target for either a hold or a
  * deliberate growth. */
 static bool in_noise_band(const struct ctl_sample *s, int level)
@@ -321,7 +344,7 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 
 	c->infeasible_streak = 0;
 	if (settled)
-		ctl_levels_met(&c->levels, c->level);
+		ctl_levels_met(&c->levels, c->level, s->write.iops);
 	if (++c->slack_streak < CTL_SLACK_INTERVALS) {
 		say(d, "read P%g %s well under goal %s", c->goal.read_pct, m, g);
 		return;
@@ -338,6 +361,12 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 	if (freeze(c, s, d)) {
 		say(d, "read P%g %s well under goal %s: hold the writes where they are (write target %.3gms)",
 		    c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
+		return;
+	}
+	if (recut(c, s, cur, d)) {
+		say(d, "read P%g %s well under goal %s with writes at %.0f of the %.0f IOPS this level "
+		    "held: let them run free, then cut again from above", c->goal.read_pct, m, g,
+		    s->write.iops, ctl_levels_rate(&c->levels, c->level));
 		return;
 	}
 	next = lower_level(c, open);
@@ -419,7 +448,7 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 		c->slack_streak = 0;
 		c->lower_step = 1;
 		if (settled && v == V_OK && !freeze(c, s, d))
-			ctl_levels_met(&c->levels, c->level);
+			ctl_levels_met(&c->levels, c->level, s->write.iops);
 		say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
 		    (double)ctl_level_ns(c->level) / 1e6);
 	}
@@ -462,6 +491,8 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	d->targets = *cur;
 	d->state = CTL_TRACKING;
 	ctl_levels_tick(&c->levels);
+	if (c->reprobe_hold)
+		c->reprobe_hold--;
 	if (ctl_regime_shifted(&c->regime, s, shift, sizeof(shift)))
 		new_regime(c);
 	if (g->has_read && ctl_metric_estimate(&c->metric, g, s, &metric)) {
@@ -506,7 +537,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	} else if (!c->protecting && !at_risk(c, metric)) {
 		c->decided = true;
 		if (c->since_write >= 1)
-			ctl_levels_met(&c->levels, CTL_LEVEL_OPEN);
+			ctl_levels_met(&c->levels, CTL_LEVEL_OPEN, s->write.iops);
 		go_open(c, s, cur, d);
 		say(d, "%s%sread P%g %s within goal without throttling", shift, *shift ? ": " : "",
 		    g->read_pct, m);

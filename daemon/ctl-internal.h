@@ -77,8 +77,12 @@ int ctl_level_at_least(double ns);
 void ctl_levels_forget(struct ctl_levels *l);
 /* Once per interval: the counts halve every CTL_EVIDENCE_HALF_LIFE. */
 void ctl_levels_tick(struct ctl_levels *l);
-/* A settled interval at `level` met the goal. */
-void ctl_levels_met(struct ctl_levels *l, int level);
+/* A settled interval at `level` met the goal, with the writes at
+ * write_iops. */
+void ctl_levels_met(struct ctl_levels *l, int level, double write_iops);
+/* The most write IOPS `level` met the goal with lately; 0: none. */
+double ctl_levels_rate(const struct ctl_levels *l, int level);
+void ctl_levels_forget_rate(struct ctl_levels *l, int level);
 /* An interval at `level` missed it; weight 2 for a far miss, which
  * keeps the level out of use for two half-lives. False (not counted)
  * while a level with less throttling meets the goal. */

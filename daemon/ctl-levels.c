@@ -51,6 +51,8 @@ void ctl_levels_tick(struct ctl_levels *l)
 	for (unsigned i = 0; i <= CTL_LEVELS; i++) {
 		l->met[i] /= 2;
 		l->missed[i] /= 2;
+		if (!l->met[i])
+			l->rate[i] = 0;
 	}
 	l->age = 0;
 }
@@ -60,12 +62,29 @@ static void add(uint8_t *n, unsigned k)
 	*n = (uint8_t)MIN((unsigned)*n + k, (unsigned)UINT8_MAX);
 }
 
-void ctl_levels_met(struct ctl_levels *l, int level)
+void ctl_levels_met(struct ctl_levels *l, int level, double write_iops)
+{
+	int i = slot(level);
+
+	if (i < 0)
+		return;
+	add(&l->met[i], 1);
+	l->rate[i] = (float)MAX((double)l->rate[i], write_iops);
+}
+
+double ctl_levels_rate(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 && l->met[i] ? l->rate[i] : 0;
+}
+
+void ctl_levels_forget_rate(struct ctl_levels *l, int level)
 {
 	int i = slot(level);
 
 	if (i >= 0)
-		add(&l->met[i], 1);
+		l->rate[i] = 0;
 }
 
 bool ctl_levels_bad(const struct ctl_levels *l, int level)

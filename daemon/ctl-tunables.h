@@ -54,6 +54,9 @@
 /* x the writes' free-running rate: writes this fast have nothing to gain
  * from less throttling (the rate is flat in the depth). */
 #define CTL_FULL_RATE 0.97
+/* A level that once met the goal with this x the writes it holds now is
+ * re-cut from above (controller.c, recut()). */
+#define CTL_RECUT_GAIN 1.15
 /* Settled intervals of slack in a row before writes get more. */
 #define CTL_SLACK_INTERVALS 3
 /* x the writes' unthrottled P99: a write target under this makes Kyber
