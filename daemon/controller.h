@@ -82,8 +82,8 @@ struct controller {
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */
 	int last_move;			/* the last level change: +1 up, -1 down (or open), 0 none */
-	bool frozen;
-	unsigned reprobe_hold;		/* intervals before the next re-cut from above */			/* the writes were held where a cut left them (or stepped down since) */
+	bool frozen;			/* the writes were held where a cut left them (or stepped down since) */
+	unsigned reprobe_hold;		/* intervals before the next re-cut from above */
 	double read_scale;		/* read target: the goal's read P90 x this */
 	int lower_step;			/* levels per slack step */
 	unsigned slack_streak;		/* settled intervals of slack in a row */

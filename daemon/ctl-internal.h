@@ -80,7 +80,8 @@ void ctl_levels_tick(struct ctl_levels *l);
 /* A settled interval at `level` met the goal, with the writes at
  * write_iops. */
 void ctl_levels_met(struct ctl_levels *l, int level, double write_iops);
-/* The most write IOPS `level` met the goal with lately; 0: none. */
+/* The most write IOPS `level` met the goal with lately; 0: none (the rate
+ * fades with the level's met count, ctl_levels_tick()). */
 double ctl_levels_rate(const struct ctl_levels *l, int level);
 void ctl_levels_forget_rate(struct ctl_levels *l, int level);
 /* An interval at `level` missed it; weight 2 for a far miss, which

@@ -76,7 +76,7 @@ double ctl_levels_rate(const struct ctl_levels *l, int level)
 {
 	int i = slot(level);
 
-	return i >= 0 && l->met[i] ? l->rate[i] : 0;
+	return i >= 0 ? l->rate[i] : 0;
 }
 
 void ctl_levels_forget_rate(struct ctl_levels *l, int level)
