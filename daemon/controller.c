@@ -74,6 +74,7 @@ void controller_relearn(struct controller *c)
 	c->infeasible = false;
 	c->since_write = 0;
 	c->prev_write_depth = 0;
+	c->prev_write_iops = 0;
 	c->floor_cap = -1;
 	c->floor_bound = false;
 	c->decided = false;
@@ -229,7 +230,7 @@ static void engage(struct controller *c, const struct ctl_sample *s, uint64_t me
 }
 
 static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
-		    struct ctl_decision *d, const char *m, const char *g)
+		    const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
 	double t = (double)ctl_level_ns(c->level);
 	int max = max_level(c, s), up;
@@ -242,10 +243,12 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 	/* Right after a step down, the miss is that step's doing. */
 	if (settled || c->last_move < 0)
 		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric));
-	if (settled && s->read.device_p90_ns && s->read.device_p90_ns <= protect_read_target(c) &&
+	if (settled && s->read.device_p90_ns &&
+	    s->read.device_p90_ns <= MAX(protect_read_target(c), cur->read_ns) &&
 	    c->read_scale > CTL_READ_SCALE_MIN) {
-		/* A tail under a calm P90: Kyber does not see the reads hurt.
-		 * Put the read target under their P90 now. */
+		/* A tail under a calm P90: Kyber does not see the reads hurt
+		 * (by the target in force, which may be one a rewrite left
+		 * alone). Put the read target under their P90 now. */
 		double shape = c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT;
 		double now = CTL_READ_SCALE_STEP * (double)s->read.device_p90_ns /
 			     (shape * (double)c->goal.read_ns);
@@ -279,12 +282,15 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 }
 
 /* Reads are fine after a cut: hold the writes there (a read spike no
- * longer cuts them further; the law decides that, on a second's data).
- * Once per cut; false when there is nothing to freeze. */
+ * longer cuts them further; the law decides that, on a second's data),
+ * at a level that has held them lately. Once per cut; false when there is
+ * nothing to freeze. */
 static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
 {
 	int level = MAX(hold_level(s), open_level(c, s) + 1);
 
+	while (level < c->level && ctl_levels_unusable(&c->levels, level))
+		level++;
 	if (c->frozen || level >= c->level)
 		return false;
 	set_level(c, level, -1, d);
@@ -331,7 +337,7 @@ static int lower_level(const struct controller *c, int open)
 	int target = MAX(c->level - c->lower_step, 0), known;
 
 	for (int l = c->level - 1; l >= target; l--)
-		if (ctl_levels_bad(&c->levels, l))
+		if (ctl_levels_unusable(&c->levels, l))
 			return l + 1;
 	known = ctl_levels_good_below(&c->levels, c->level, open + 1);
 	return known >= 0 && known < target ? known : target;
@@ -375,11 +381,11 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 	 * purpose (Kyber stops growing them where their P99 falls under it),
 	 * or hold. */
 	while (next > open && next < c->level && in_noise_band(s, next) &&
-	       !ctl_levels_bad(&c->levels, next - 1))
+	       !ctl_levels_unusable(&c->levels, next - 1))
 		next--;
 	if (next > open && in_noise_band(s, next))
 		next = c->level;
-	if (next <= open && !ctl_levels_bad(&c->levels, CTL_LEVEL_OPEN)) {
+	if (next <= open && !ctl_levels_unusable(&c->levels, CTL_LEVEL_OPEN)) {
 		go_open(c, s, cur, d);
 		c->last_move = -1;
 		say(d, "read P%g %s well under goal %s: throttling off", c->goal.read_pct, m, g);
@@ -399,6 +405,32 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 	set_level(c, next, -1, d);
 	say(d, "read P%g %s well under goal %s: less write throttling (write target %.3gms)",
 	    c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
+}
+
+/*
+ * Kyber grew the writes although they already ran at their free-running
+ * rate, under targets unchanged for two intervals: the level's target sits
+ * in the scatter of the writes' latency, where Kyber lets them creep up
+ * until reads miss (CTL_DRIFT_WEIGHT). Remember it, and unless reads miss
+ * already (the cut then takes over), go one level up, where their latency
+ * sits under the target: the writes keep their rate, and stay where they
+ * are.
+ */
+static bool drifted(struct controller *c, const struct ctl_sample *s, enum verdict v,
+		    struct ctl_decision *d)
+{
+	if (c->since_write < 2 || !c->prev_write_depth || s->write.kyber_depth <= c->prev_write_depth ||
+	    c->prev_write_iops < CTL_FULL_RATE * c->regime.w_free_iops)
+		return false;
+	ctl_levels_drifted(&c->levels, c->level);
+	if (v == V_MISS || c->level >= max_level(c, s))
+		return false;
+	set_level(c, c->level + 1, +1, d);
+	c->frozen = true;
+	say(d, "Kyber grew the writes (depth %u -> %u) at their free-running rate: write target in their "
+	    "latency noise, one level up (%.3gms)", c->prev_write_depth, s->write.kyber_depth,
+	    (double)ctl_level_ns(c->level) / 1e6);
+	return true;
 }
 
 /* write-iops-min outranks the read goal: writes under it get a lower
@@ -440,8 +472,10 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 	}
 	if (v != V_MISS)
 		c->miss_streak = 0;
-	if (v == V_MISS) {
-		on_miss(c, s, metric, settled, d, m, g);
+	if (drifted(c, s, v, d)) {
+		c->slack_streak = 0;
+	} else if (v == V_MISS) {
+		on_miss(c, s, metric, settled, cur, d, m, g);
 	} else if (v == V_SLACK) {
 		on_slack(c, s, metric, settled, cur, d, m, g);
 	} else {
@@ -583,5 +617,6 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	ctl_never_harmful(s, &d->targets);
 	d->write = ctl_settle_write(cur, &d->targets);
 	c->prev_write_depth = s->write.kyber_depth;
+	c->prev_write_iops = s->write.iops;
 	c->since_write = d->write ? 0 : c->since_write + 1;
 }

@@ -59,6 +59,10 @@ struct ctl_levels {
 	/* Settled intervals per level (and, last, at the open point) that
 	 * met / missed the goal, halved every CTL_EVIDENCE_HALF_LIFE intervals. */
 	uint8_t met[CTL_LEVELS + 1], missed[CTL_LEVELS + 1];
+	/* Times Kyber grew the writes there while they already ran at their
+	 * free-running rate (the target sits in their latency noise),
+	 * weighted CTL_DRIFT_WEIGHT and halved with the counts above. */
+	uint8_t drifted[CTL_LEVELS + 1];
 	float rate[CTL_LEVELS + 1];	/* the most write IOPS seen meeting the goal there */
 	unsigned age;
 };
@@ -90,6 +94,7 @@ struct controller {
 	unsigned miss_streak;		/* settled intervals missing in a row */
 	unsigned since_write;		/* intervals since targets were last written */
 	uint32_t prev_write_depth;	/* Kyber's write depth one interval ago (0: unknown) */
+	double prev_write_iops;		/* the writes' rate one interval ago */
 	unsigned infeasible_streak;	/* misses in a row with no more throttling to give */
 	bool infeasible;		/* the verdict, until reads are clearly within the goal */
 	int floor_cap;			/* highest level write-iops-min allows here (-1: none found) */

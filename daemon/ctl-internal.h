@@ -91,11 +91,16 @@ bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight);
 /* Missed there more than once in CTL_BAD_MISS_RATIO: do not go back
  * before the counts fade. */
 bool ctl_levels_bad(const struct ctl_levels *l, int level);
+/* Kyber grew the writes at `level` while they ran at their free-running
+ * rate: the level cannot hold them. */
+void ctl_levels_drifted(struct ctl_levels *l, int level);
+/* Bad, or the writes drifted there lately: never stepped down onto. */
+bool ctl_levels_unusable(const struct ctl_levels *l, int level);
 /* The lowest level above `level` (at most `max`) that met the goal and is
- * not bad; -1 if none. */
+ * usable; -1 if none. */
 int ctl_levels_good_above(const struct ctl_levels *l, int level, int max);
 /* The lowest level below `level` (at least `min`) that met the goal, with
- * no bad level between; -1 if none. */
+ * no unusable level between; -1 if none. */
 int ctl_levels_good_below(const struct ctl_levels *l, int level, int min);
 
 /* ctl-interference.c: does throttling writes help reads (O-8)? */

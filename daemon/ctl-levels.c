@@ -51,6 +51,7 @@ void ctl_levels_tick(struct ctl_levels *l)
 	for (unsigned i = 0; i <= CTL_LEVELS; i++) {
 		l->met[i] /= 2;
 		l->missed[i] /= 2;
+		l->drifted[i] /= 2;
 		if (!l->met[i])
 			l->rate[i] = 0;
 	}
@@ -94,11 +95,26 @@ bool ctl_levels_bad(const struct ctl_levels *l, int level)
 	return i >= 0 && CTL_BAD_MISS_RATIO * l->missed[i] > l->met[i];
 }
 
+void ctl_levels_drifted(struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	if (i >= 0)
+		add(&l->drifted[i], CTL_DRIFT_WEIGHT);
+}
+
+bool ctl_levels_unusable(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 && (l->drifted[i] || ctl_levels_bad(l, level));
+}
+
 static bool good(const struct ctl_levels *l, int level)
 {
 	int i = slot(level);
 
-	return i >= 0 && l->met[i] && !ctl_levels_bad(l, level);
+	return i >= 0 && l->met[i] && !ctl_levels_unusable(l, level);
 }
 
 /*
@@ -120,8 +136,6 @@ bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight)
 	return true;
 }
 
-
-
 int ctl_levels_good_above(const struct ctl_levels *l, int level, int max)
 {
 	for (int i = MAX(level + 1, 0); i <= MIN(max, CTL_LEVELS - 1); i++)
@@ -135,7 +149,7 @@ int ctl_levels_good_below(const struct ctl_levels *l, int level, int min)
 	int found = -1;
 
 	for (int i = MIN(level - 1, CTL_LEVELS - 1); i >= MAX(min, 0); i--) {
-		if (ctl_levels_bad(l, i))
+		if (ctl_levels_unusable(l, i))
 			break;
 		if (good(l, i))
 			found = i;

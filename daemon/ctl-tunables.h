@@ -85,6 +85,19 @@
  * miss. */
 #define CTL_HOLD_MIDDLE 0.8
 
+/* Where the writes' rate is flat in the depth, their latency is too
+ * (Little's law), and its P99 scatters around it (flashsim over FUSE:
+ * 13-16 ms a second, some seconds 20 ms; Kyber's 100 ms windows, with a
+ * tenth of the samples, scatter more): a target inside that scatter grows
+ * the writes on every window over it and never cuts them while reads are
+ * fine, so their depth creeps up with nothing gained until reads miss
+ * (seen on flashsim: depth 15 -> 27 in 20 s). A level at which Kyber grew
+ * writes already at their free-running rate is left for the next one up
+ * and not stepped down onto until the mark has halved to nothing: 4 -> 2
+ * -> 1 -> 0 is 2-3 half-lives (2-3 minutes at 1 s intervals); a device
+ * noisy then is likely noisy still. */
+#define CTL_DRIFT_WEIGHT 4
+
 /* ---- What each level did: met/missed intervals, fading */
 
 /* Intervals after which the counts halve: a level found bad is tried

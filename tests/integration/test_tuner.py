@@ -66,8 +66,10 @@ def print_trace(lines):
     t0 = lines[0]["time_ns"] if lines else 0
     for l in lines:
         t, o = l["tuner"], l["ops"]
+        w_p99 = (o['write']['total']['p99_ns'] or 0) / 1e3
+        r_p99 = (o['read']['total']['p99_ns'] or 0) / 1e3
         print(f"  {(l['time_ns'] - t0) / 1e9:5.1f}s {t['state']:10} depth w={l['kyber_depth']['write']} "
-              f"write {o['write']['iops']:7.0f} IOPS read P99 {(o['read']['total']['p99_ns'] or 0) / 1e3:6.0f}us "
+              f"write {o['write']['iops']:7.0f} IOPS P99 {w_p99:6.0f}us read P99 {r_p99:6.0f}us "
               f"targets {l['read_target_ns']}/{l['write_target_ns']}{' *' if t['changed'] else ''} {t['reason']}")
 
 

@@ -361,6 +361,92 @@ static void test_samples_needed_and_early_miss(void **state)
 	assert_int_equal(d.state, CTL_LEARNING);
 }
 
+/* An interval of R1+W256 on flash: every read at read_ns, the writes at
+ * write_iops with Kyber's write depth `depth` and their P99 at 13 ms. */
+static void flat_sample(struct ctl_sample *s, hist_t h, uint64_t read_ns, double write_iops,
+			uint32_t depth)
+{
+	memset(s, 0, sizeof(*s));
+	memset(h, 0, sizeof(hist_t));
+	h[kt_hist_index(read_ns)] = 1000;
+	s->duration_ns = SEC;
+	s->read_total_hist = h;
+	s->read.completed = 1000;
+	s->read.iops = 1000;
+	s->read.device_p90_ns = s->read.device_p99_ns = s->read.total_p99_ns = read_ns;
+	s->read.outstanding = 1;
+	s->write.completed = (uint64_t)write_iops;
+	s->write.iops = write_iops;
+	s->write.outstanding = 200;
+	s->write.device_p90_ns = 800 * USEC;
+	s->write.device_p99_ns = 1 * MSEC;
+	s->write.total_p99_ns = 13 * MSEC;
+	s->write.kyber_depth = depth;
+}
+
+static void decide(struct controller *c, const struct ctl_sample *s, struct kyber_targets *cur,
+		   struct ctl_decision *d)
+{
+	controller_decide(c, s, cur, d);
+	*cur = d->targets;
+}
+
+/*
+ * Kyber grows writes already at their free-running rate: the level's
+ * target sits in their latency noise (flashsim over FUSE: their 100 ms
+ * P99s scatter around it), so the tuner goes one level up at once, and
+ * neither a freeze after a later cut nor a step down returns to it while
+ * the evidence lasts.
+ */
+static void test_drift_leaves_level(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+	struct goal g;
+	char err[128];
+	uint64_t drifted_ns, above_ns;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, err, sizeof(err)), 0);
+	controller_init(&c, &g);
+	/* Free-running writes, reads far over the goal: protect. */
+	flat_sample(&s, h, 8 * MSEC, 16000, 128);
+	decide(&c, &s, &cur, &d);
+	assert_true(c.protecting);
+	/* Reads within the goal: the writes are frozen where their P99
+	 * (13 ms) is held, at their free-running rate, depth steady. */
+	for (unsigned i = 0; i < 6; i++) {
+		flat_sample(&s, h, 1500 * USEC, 15900, 13);
+		decide(&c, &s, &cur, &d);
+	}
+	drifted_ns = cur.write_ns;
+	assert_true(drifted_ns > 13 * MSEC && drifted_ns < 13 * MSEC / CTL_HOLD_MIDDLE * 1.2);
+	/* Kyber grows them anyway: one level up. */
+	flat_sample(&s, h, 1500 * USEC, 15900, 16);
+	decide(&c, &s, &cur, &d);
+	assert_true(d.write);
+	above_ns = cur.write_ns;
+	assert_true(above_ns > drifted_ns && above_ns < drifted_ns * 1.3);
+	assert_non_null(strstr(d.reason, "grew"));
+	/* A miss and a cut, then reads fine again: the freeze stops above the
+	 * level that drifted, and slack (writes a little under their free
+	 * rate, not so far under that the level is re-cut from above) does
+	 * not step back onto it. */
+	for (unsigned i = 0; i < 3; i++) {
+		flat_sample(&s, h, 4 * MSEC, 15900, 16);
+		decide(&c, &s, &cur, &d);
+	}
+	assert_true(cur.write_ns > above_ns);
+	for (unsigned i = 0; i < 40; i++) {
+		flat_sample(&s, h, i < 10 ? 1500 * USEC : 1000 * USEC, i < 10 ? 15900 : 14500, 10);
+		decide(&c, &s, &cur, &d);
+		assert_true(cur.write_ns > drifted_ns);
+	}
+	assert_int_equal(cur.write_ns, above_ns);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_open_modes),
 		cmocka_unit_test(test_no_oscillation),
 		cmocka_unit_test(test_recovers_after_stalls),
+		cmocka_unit_test(test_drift_leaves_level),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
