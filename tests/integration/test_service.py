@@ -463,11 +463,15 @@ def test_round_trip(bus, flash, service):
     time.sleep(3.6)
     hist = tunectl(bus, "hist", flash.name)
     histw = tunectl(bus, "hist", flash.name, "write", "--json")
-    for p in (mon, monj, sig):
+    # kyber-tunectl monitor stops on Ctrl-C (SIGINT), as a user stops it.
+    # busctl is stopped with SIGTERM: it keeps SIGINT's inherited
+    # disposition, which is "ignored" under a shell's background job.
+    for p in (mon, monj):
         p.send_signal(signal.SIGINT)
-    mon_out, mon_err = mon.communicate(10)
-    monj_out, _ = monj.communicate(10)
-    sig_out, _ = sig.communicate(10)
+    sig.terminate()
+    mon_out, mon_err = mon.communicate(timeout=10)
+    monj_out, _ = monj.communicate(timeout=10)
+    sig_out, _ = sig.communicate(timeout=10)
     io.join()
 
     print(hist.stdout)
