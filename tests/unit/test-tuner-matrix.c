@@ -9,7 +9,9 @@
  *
  *  - meet the goal within CONVERGE_S seconds,
  *  - then meet it in at least MET_SHARE of the windows,
- *  - with write IOPS at least ORACLE_SHARE of the oracle's;
+ *  - with write IOPS at least ORACLE_SHARE of the oracle's,
+ *  - and at most STEADY_CHANGES_PER_MIN target changes a minute from
+ *    STEADY_FROM_S on (pulses included);
  *
  * on cells no static setting meets, say "infeasible" (or, without
  * read/write interference, leave the writes alone) with reads and writes
@@ -50,6 +52,8 @@
 #define RECOVER_S 10			/* after a disturbance ends ... */
 #define RECOVER_SHARE 0.90		/* ... writes back to this share of their earlier rate */
 #define INFEASIBLE_READ_SLACK 1.15	/* infeasible: reads within this x the best static reads */
+#define STEADY_FROM_S 15		/* churn counted from here: convergence and a first probe done */
+#define STEADY_CHANGES_PER_MIN 6	/* target writes a minute in steady state */
 
 /* The floors (see above): what the tuner must never do worse than. */
 #define FLOOR_CONVERGE_S 15
@@ -57,6 +61,7 @@
 #define FLOOR_ORACLE_SHARE 0.50
 #define FLOOR_RECOVER_SHARE 0.75
 #define FLOOR_INFEASIBLE_READ_SLACK 1.25
+#define FLOOR_STEADY_CHANGES_PER_MIN 12
 #define RUN_S 60			/* tuned run */
 #define JUDGE_FROM_S 10			/* write IOPS judged from here (after convergence) */
 
@@ -117,7 +122,8 @@ struct verdict {
 	unsigned late, late_met;	/* windows after convergence, and meeting */
 	double write_iops;		/* mean from JUDGE_FROM_S */
 	uint64_t p99_ns;		/* goal percentile over the judged windows */
-	unsigned changes;
+	unsigned changes;		/* target changes in the whole run */
+	unsigned steady_changes;	/* ... from STEADY_FROM_S on */
 	enum ctl_state state;
 	enum grade { GRADE_MET, GRADE_MISSED, GRADE_FAILED } grade;
 	char why[160];
@@ -236,6 +242,8 @@ static void run_tuned(const struct device_data *dd, const struct workload *w, ui
 			v->late++;
 			v->late_met += tuner_loop_met(l);
 		}
+		if (t == STEADY_FROM_S)
+			v->steady_changes = l->changes;
 		if (t > JUDGE_FROM_S) {
 			v->write_iops += l->write_iops / (RUN_S - JUDGE_FROM_S);
 			hist_merge(judged, l->window);
@@ -244,6 +252,7 @@ static void run_tuned(const struct device_data *dd, const struct workload *w, ui
 	if (hist_count(judged))
 		(void)hist_percentile(judged, 99, &v->p99_ns);
 	v->changes = l->changes;
+	v->steady_changes = l->changes - v->steady_changes;
 	v->state = l->d.state;
 	tuner_loop_free(l);
 }
@@ -274,9 +283,8 @@ static void count(struct device_data *dd, const struct verdict *v)
 	dd->failed += v->grade == GRADE_FAILED;
 }
 
-static void judge(const struct oracle *o, struct verdict *v)
+static void judge_goal(const struct oracle *o, struct verdict *v)
 {
-	v->grade = GRADE_MET;
 	if (!o->feasible) {
 		/* No static setting meets the goal: the tuner says so, or (no
 		 * interference) stays out of the way, and keeps the best
@@ -296,6 +304,16 @@ static void judge(const struct oracle *o, struct verdict *v)
 	grade(v, v->write_iops >= ORACLE_SHARE * o->best.write_iops,
 	      v->write_iops >= FLOOR_ORACLE_SHARE * o->best.write_iops, "writes %.0f%% of the oracle's",
 	      100 * v->write_iops / o->best.write_iops);
+}
+
+static void judge(const struct oracle *o, struct verdict *v)
+{
+	double churn = v->steady_changes * 60.0 / (RUN_S - STEADY_FROM_S);
+
+	v->grade = GRADE_MET;
+	judge_goal(o, v);
+	grade(v, churn <= STEADY_CHANGES_PER_MIN, churn <= FLOOR_STEADY_CHANGES_PER_MIN,
+	      "%.1f target changes a minute in steady state", churn);
 }
 
 static void cells(struct device_data *dd)
