@@ -246,8 +246,15 @@ def test_disk_going_away(daemon_factory, device_factory, dirs):
     wait_for(lambda: f"{a.name}: the disk went away" in d.stderr(), what="removal notice")
     assert d.proc.poll() is None, d.stderr()
     assert scheduler(b) == "kyber"
-    lines = json_lines(open(d.stdout_path).read())
-    assert lines and lines[-1]["device"] == b.name
+
+    def lines():
+        # Only whole lines: the daemon may be writing the next one.
+        return json_lines(open(d.stdout_path).read().rpartition("\n")[0])
+    # The remaining device's intervals go on; none for the one removed.
+    seen = len(lines())
+    wait_for(lambda: sum(l["device"] == b.name for l in lines()[seen:]) >= 2,
+             what=f"two more intervals of {b.name}")
+    assert all(l["device"] == b.name for l in lines()[seen:]), lines()[seen:]
     remove_loop(b)
     assert d.proc.wait(10) == 0, d.stderr()
     assert "No device left to tune" in d.stderr()
