@@ -32,7 +32,16 @@ DEB_PACKAGES := clang llvm make gcc pkg-config libbpf-dev bpftool \
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -Wvla -Wdate-time
 CFLAGS ?= -O2 -g
-CPPFLAGS_ALL := -D_GNU_SOURCE -I$(BUILD) -I$(BUILD)/gen -Ibpf -Idaemon
+# Include paths follow the layout's boundaries (README, "Layout"): shared/
+# sees only itself; the controller, shared/ and itself; the daemon, those
+# and daemon/; the CLI, shared/ and tunectl/. Tests and tools see them all.
+CPPFLAGS_BASE := -D_GNU_SOURCE -I$(BUILD) -I$(BUILD)/gen -Ibpf
+INC_SHARED := -Ishared
+INC_CONTROLLER := $(INC_SHARED) -Idaemon/controller
+INC_DAEMON := $(INC_CONTROLLER) -Idaemon
+INC_TUNECTL := $(INC_SHARED) -Itunectl
+INC_TOOLS := -Itools/flashsim -Itools/kyber-sim
+CPPFLAGS_ALL := $(CPPFLAGS_BASE) $(INC_DAEMON) -Itunectl $(INC_TOOLS)
 CFLAGS_ALL := -std=gnu11 $(WARN) $(CFLAGS) -fstack-protector-strong \
 	-D_FORTIFY_SOURCE=2 -fPIE
 LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
@@ -46,22 +55,25 @@ CFLAGS_FUSE := $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 
 # ---------------------------------------------------------------- sources
-# Pure modules: no I/O beyond what their callers hand them; linked into unit
-# tests without root.
-# The controller: the law and its parts (daemon/controller.h).
-CTL_SRCS := daemon/controller.c daemon/ctl-targets.c daemon/ctl-metric.c daemon/ctl-regime.c \
-	daemon/ctl-levels.c daemon/ctl-interference.c
-PURE_SRCS := daemon/hist.c daemon/parse-util.c daemon/interval.c \
-	daemon/report.c daemon/goal.c $(CTL_SRCS) daemon/ctl-sample.c
-# Modules that touch the system.
-SYS_SRCS := daemon/log.c daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
+# shared/: what both programs use (logging, parsing, histograms, the goal
+# grammar, the flight record). Pure but for log.c and record.c's files.
+SHARED_SRCS := shared/log.c shared/parse-util.c shared/hist.c shared/goal.c shared/record.c
+# daemon/controller/: the control law and its parts (controller.h). Pure:
+# linked into unit tests without root.
+CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c \
+	daemon/controller/ctl-metric.c daemon/controller/ctl-regime.c \
+	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c
+# daemon/: the pipeline (snapshot -> interval -> controller input -> report),
+# pure, then the modules that touch the system.
+PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c
+SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/observe.c daemon/manager.c daemon/device.c \
-	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/record.c \
+	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c \
 	daemon/privs.c
-DAEMON_SRCS := daemon/main.c $(PURE_SRCS) $(SYS_SRCS)
-TUNECTL_SRCS := daemon/tunectl.c daemon/tunectl-bus.c daemon/tunectl-monitor.c \
-	daemon/tunectl-replay.c daemon/tunectl-format.c daemon/log.c daemon/parse-util.c \
-	daemon/hist.c daemon/record.c daemon/goal.c
+DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
+# tunectl/: the CLI. An sd-bus client and the flight-record decoder.
+TUNECTL_SRCS := tunectl/tunectl.c tunectl/tunectl-bus.c tunectl/tunectl-monitor.c \
+	tunectl/tunectl-replay.c tunectl/tunectl-format.c $(SHARED_SRCS)
 
 BPF_SRCS := bpf/kyber_observer.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -76,7 +88,7 @@ UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockd
 	test-conf test-state test-tunectl-format
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
-HEADERS := $(wildcard daemon/*.h bpf/*.h)
+HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
 # Man pages, from scdoc sources: build/man/kyber-tuned.8 and so on.
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
@@ -121,9 +133,13 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto | $(BUILD)/gen
 	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/gen $<
 
 # ---------------------------------------------------------------- programs
+$(BUILD)/obj/shared/%.o: INC := $(INC_SHARED)
+$(BUILD)/obj/daemon/controller/%.o: INC := $(INC_CONTROLLER)
+$(BUILD)/obj/daemon/%.o: INC := $(INC_DAEMON)
+$(BUILD)/obj/tunectl/%.o: INC := $(INC_TUNECTL)
 $(BUILD)/obj/%.o: %.c $(HEADERS) $(BPF_SKELS) $(PROTO_H) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CPPFLAGS_BASE) $(INC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
@@ -135,11 +151,11 @@ $(BUILD)/kyber-tuned: $(patsubst %.c,$(BUILD)/obj/%.o,$(DAEMON_SRCS)) $(patsubst
 $(BUILD)/kyber-tunectl: $(patsubst %.c,$(BUILD)/obj/%.o,$(TUNECTL_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_TUNECTL) -lm
 
-# The flash-model test device (tests/flashsim/).
-FLASHSIM_SRCS := $(wildcard tests/flashsim/*.c)
-FLASHSIM_HDRS := $(wildcard tests/flashsim/*.h)
+# The flash-model test device (tools/flashsim/).
+FLASHSIM_SRCS := $(wildcard tools/flashsim/*.c)
+FLASHSIM_HDRS := $(wildcard tools/flashsim/*.h)
 $(BUILD)/flashsim: $(FLASHSIM_SRCS) $(FLASHSIM_HDRS) | $(BUILD)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(CFLAGS_FUSE) $(LDFLAGS_ALL) -o $@ \
+	$(CC) $(CPPFLAGS_BASE) -Itools/flashsim $(CFLAGS_ALL) $(CFLAGS_FUSE) $(LDFLAGS_ALL) -o $@ \
 		$(filter %.c,$^) $(LIBS_FUSE) -lm
 
 $(BUILD) $(BUILD)/gen:
@@ -155,27 +171,27 @@ man: $(MAN_PAGES)
 # ---------------------------------------------------------------- tests
 # Unit tests link only pure modules (plus the sysfs module against a fake
 # tree) and run under ASan/UBSan.
-$(BUILD)/tests/test-hist: tests/unit/test-hist.c daemon/hist.c
-$(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c daemon/parse-util.c
-$(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
-$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c daemon/log.c daemon/parse-util.c
+$(BUILD)/tests/test-hist: tests/unit/test-hist.c shared/hist.c
+$(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c shared/parse-util.c
+$(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c shared/log.c shared/parse-util.c
+$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c shared/log.c shared/parse-util.c
 # The simulator's media are flashsim's model (one model for both plants).
-SIM_SRCS := tests/sim/kyber-sim.c tests/sim/sim-blk.c tests/sim/sim-kyber.c \
-	tests/sim/sim-host.c tests/flashsim/model.c tests/flashsim/heap.c
-SIM_HDRS := $(wildcard tests/sim/*.h) tests/flashsim/model.h tests/flashsim/heap.h
-$(BUILD)/tests/test-kyber-sim: tests/unit/test-kyber-sim.c $(SIM_SRCS) daemon/hist.c $(SIM_HDRS)
-$(BUILD)/tests/test-kyber-sim-matrix: tests/unit/test-kyber-sim-matrix.c $(SIM_SRCS) daemon/hist.c \
+SIM_SRCS := tools/kyber-sim/kyber-sim.c tools/kyber-sim/sim-blk.c tools/kyber-sim/sim-kyber.c \
+	tools/kyber-sim/sim-host.c tools/flashsim/model.c tools/flashsim/heap.c
+SIM_HDRS := $(wildcard tools/kyber-sim/*.h) tools/flashsim/model.h tools/flashsim/heap.h
+$(BUILD)/tests/test-kyber-sim: tests/unit/test-kyber-sim.c $(SIM_SRCS) shared/hist.c $(SIM_HDRS)
+$(BUILD)/tests/test-kyber-sim-matrix: tests/unit/test-kyber-sim-matrix.c $(SIM_SRCS) shared/hist.c \
 	$(SIM_HDRS)
-$(BUILD)/tests/test-flashsim-model: tests/unit/test-flashsim-model.c tests/flashsim/model.c \
-	tests/flashsim/heap.c tests/flashsim/model.h tests/flashsim/heap.h
-$(BUILD)/tests/test-goal: tests/unit/test-goal.c daemon/goal.c daemon/parse-util.c
-$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/goal.c daemon/parse-util.c \
-	daemon/log.c daemon/kyber-sysfs.c
+$(BUILD)/tests/test-flashsim-model: tests/unit/test-flashsim-model.c tools/flashsim/model.c \
+	tools/flashsim/heap.c tools/flashsim/model.h tools/flashsim/heap.h
+$(BUILD)/tests/test-goal: tests/unit/test-goal.c shared/goal.c shared/parse-util.c
+$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c shared/goal.c shared/parse-util.c \
+	shared/log.c daemon/kyber-sysfs.c
 $(BUILD)/tests/test-conf: TEST_LIBS := -linih
 # The controller closed-loop against the simulator (tuner-loop.c: the
 # daemon's loop around it); the matrix against the grid oracle.
-TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) daemon/goal.c daemon/hist.c \
-	daemon/parse-util.c $(SIM_SRCS)
+TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/hist.c \
+	shared/parse-util.c $(SIM_SRCS)
 $(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \
 	tests/unit/tuner-loop.h $(SIM_HDRS)
 
@@ -187,17 +203,17 @@ MATRIX_DEVICES := flash optane tlc gc qdlat
 $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tuner-loop.h \
 	$(SIM_HDRS) $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Itests/sim -std=gnu11 $(WARN) -O2 -g -fsanitize=undefined \
+	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) -O2 -g -fsanitize=undefined \
 		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm
-$(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/record.c $(PROTO_C)
+$(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c shared/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
-$(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c daemon/hist.c daemon/parse-util.c
-$(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c daemon/tunectl-format.c daemon/hist.c \
-	daemon/parse-util.c
+$(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tunectl/tunectl-format.c shared/hist.c \
+	shared/parse-util.c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Itests/sim -std=gnu11 $(WARN) $(SAN_FLAGS) -o $@ $(filter %.c,$^) -lcmocka -lm $(TEST_LIBS)
+	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(SAN_FLAGS) -o $@ $(filter %.c,$^) -lcmocka -lm $(TEST_LIBS)
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -221,11 +237,11 @@ FUZZERS := fuzz-goal fuzz-conf fuzz-state
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-fuzz-goal_SRCS := tests/fuzz/fuzz-goal.c daemon/goal.c daemon/parse-util.c
-fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/goal.c daemon/parse-util.c \
-	daemon/log.c daemon/kyber-sysfs.c
+fuzz-goal_SRCS := tests/fuzz/fuzz-goal.c shared/goal.c shared/parse-util.c
+fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c shared/goal.c shared/parse-util.c \
+	shared/log.c daemon/kyber-sysfs.c
 fuzz-conf_LIBS := -linih
-fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/record.c $(PROTO_C)
+fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c shared/record.c $(PROTO_C)
 fuzz-state_LIBS := -lprotobuf-c
 $(foreach f,$(FUZZERS),$(eval $(BUILD)/fuzz/$(f): $($(f)_SRCS)))
 
@@ -296,7 +312,8 @@ bench-generalize: deps
 
 lint:
 	shellcheck .ci/run
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -I daemon -I bpf daemon
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -I shared -I daemon \
+		-I daemon/controller -I tunectl -I bpf shared daemon tunectl
 
 # ---------------------------------------------------------------- install
 # "make install DESTDIR=/tmp/stage" stages; PREFIX=/usr/local moves the

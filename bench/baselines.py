@@ -58,7 +58,7 @@ GRID_RAMP, GRID_RUN = 4, 5
 CONVERGE_RUN = 15
 CONVERGE_GOAL_S = 5  # the target: goal met within 5 s of a cold start
 PNG_DIR = os.path.join(REPO, "docs", "bench")
-# The flash profile (tests/flashsim/model.c): every read holds one of the
+# The flash profile (tools/flashsim/model.c): every read holds one of the
 # dies for FLASH_READ_US, every write for FLASH_PROGRAM_US.
 FLASH_DIES, FLASH_READ_US, FLASH_PROGRAM_US = 8, 60, 500
 
@@ -389,7 +389,7 @@ def render(args, grid, grid_wall, best, flash, conv, conv_steal, balanced, optan
         f"Regenerate with `{command}` (root; {'full' if args.full else 'quick'} mode)."
         + benchlib.steal_sentence(),
         "",
-        "Device: flashsim (tests/flashsim, FUSE + loop with direct I/O), profile `flash` "
+        "Device: flashsim (tools/flashsim, FUSE + loop with direct I/O), profile `flash` "
         f"({FLASH_DIES} dies, {FLASH_READ_US} µs read, {FLASH_PROGRAM_US} µs program, reads wait "
         "behind programs) unless noted. fio: 4 KiB random, "
         "io_uring, direct; R = randread job on CPU 0, W = randwrite job on CPU 1, the number is "

@@ -10,28 +10,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kyber-targets.h"
+
 #define SCHED_NAME_MAX 32
 #define SCHED_LIST_MAX 8
-
-/* Bounds for any target kyber-tuned writes. Kyber takes any u64, but
- * below 1 us nothing completes in time and above 100 s nothing is ever
- * "late": both ends are dead configuration space. */
-#define KYBER_TARGET_MIN_NS 1000ULL
-#define KYBER_TARGET_MAX_NS 100000000000ULL
-
-/* Kyber's defaults (block/kyber-iosched.c). */
-#define KYBER_DEFAULT_READ_NS 2000000ULL
-#define KYBER_DEFAULT_WRITE_NS 10000000ULL
 
 struct sched_info {
 	char current[SCHED_NAME_MAX];
 	char available[SCHED_LIST_MAX][SCHED_NAME_MAX];
 	unsigned n_available;
-};
-
-struct kyber_targets {
-	uint64_t read_ns;
-	uint64_t write_ns;
 };
 
 struct kyber_saved {

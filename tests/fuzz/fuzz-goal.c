@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer harness for goal_parse() (daemon/goal.c): the goal grammar comes
+ * libFuzzer harness for goal_parse() (shared/goal.c): the goal grammar comes
  * from the config, the command line and D-Bus callers. Besides not crashing,
  * a goal that parses must survive goal_format() and parse back to the same
  * goal, and a rejected one must come with a message.

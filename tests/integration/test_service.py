@@ -289,7 +289,7 @@ def test_polkit_authorizes_per_action(bus, flash, service):
 
 # ---------------------------------------------------------------- 3. bad input
 def malformed_goals():
-    """At least 200 goals the grammar refuses (daemon/goal.h)."""
+    """At least 200 goals the grammar refuses (shared/goal.h)."""
     bad_tokens = [
         # percentiles
         "read-p98=2ms", "read-p100=2ms", "read-p0=1ms", "read-p=2ms", "read-p99.99=2ms",

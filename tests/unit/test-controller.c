@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests: the controller (daemon/controller.c) closed-loop against the
- * simulated plant (tests/sim/: Kyber's algorithm on a flash/optane model),
+ * Unit tests: the controller (daemon/controller/controller.c) closed-loop against the
+ * simulated plant (tools/kyber-sim/: Kyber's algorithm on a flash/optane model),
  * the same scenarios as the real-kernel acceptance tests, in seconds.
  */
 #include <errno.h>

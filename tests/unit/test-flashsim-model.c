@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Self-tests of the media model shared by flashsim and the Kyber simulator
- * (tests/flashsim/model.c) and of its heap, without FUSE or root: request
+ * (tools/flashsim/model.c) and of its heap, without FUSE or root: request
  * timings straight from model_submit(), on a clock the test drives.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests: the goal grammar (daemon/goal.c). */
+/* Unit tests: the goal grammar (shared/goal.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

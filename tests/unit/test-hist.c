@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests: histogram bucketing (bpf/observer-abi.h) and math (daemon/hist.c). */
+/* Unit tests: histogram bucketing (bpf/observer-abi.h) and math (shared/hist.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Self-tests of the Kyber plant simulator's device matrix (tests/sim/):
+ * Self-tests of the Kyber plant simulator's device matrix (tools/kyber-sim/):
  * the profiles beyond flash and optane (tlc, gc, qdlat: flashsim's model)
  * and the disturbances (host stalls, CPU contention, GC storms). Like
  * test-kyber-sim.c, every test asserts a ratio or an ordering that a wrong
- * model would break; the figures are in tests/sim/README.md.
+ * model would break; the figures are in tools/kyber-sim/README.md.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Self-tests of the Kyber plant simulator (tests/sim/): Kyber's controller
+ * Self-tests of the Kyber plant simulator (tools/kyber-sim/): Kyber's controller
  * rules on their own, then the whole plant against the behaviour measured
- * on the real flashsim device (tests/sim/README.md). Every plant test
+ * on the real flashsim device (tools/kyber-sim/README.md). Every plant test
  * asserts a ratio or an ordering that a wrong model would break.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests: daemon/parse-util.c. */
+/* Unit tests: shared/parse-util.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

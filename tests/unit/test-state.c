@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests: the state and originals files and the flight record reader
- * (daemon/state.c, daemon/record.c), without root: a temporary directory. */
+ * (daemon/state.c, shared/record.c), without root: a temporary directory. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>

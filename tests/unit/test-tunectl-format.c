@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests: kyber-tunectl's output (daemon/tunectl-format.c). */
+/* Unit tests: kyber-tunectl's output (tunectl/tunectl-format.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -19,7 +19,7 @@
 #define MSEC 1000000ULL
 #define USEC 1000ULL
 
-/* The real FUSE path's tail (tests/sim/README.md, test_jitter). */
+/* The real FUSE path's tail (tools/kyber-sim/README.md, test_jitter). */
 #define LOOP_HOST_JITTER_NS (20 * USEC)
 
 struct tuner_loop {

@@ -23,7 +23,7 @@
 #include "ctl-tunables.h"
 #include "goal.h"
 #include "hist.h"
-#include "kyber-sysfs.h"
+#include "kyber-targets.h"
 
 enum ctl_state {
 	CTL_LEARNING,		/* not enough data yet */

@@ -4,7 +4,7 @@
  * scheduler, targets) and the interval summary in the observer's terms.
  * The plant itself is in sim-blk.c (block layer), sim-kyber.c (Kyber's
  * controller), sim-host.c (host path, disturbances) and
- * tests/flashsim/model.c (media).
+ * tools/flashsim/model.c (media).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  *   kyber: insert -> per-domain FIFO -> token (round robin with batches)
  *          -> driver tag (else hctx->dispatch, FIFO) -> issue
  *   none:  insert == issue
- *   issue -> media time (tests/flashsim/model.c) + host path -> complete
+ *   issue -> media time (tools/flashsim/model.c) + host path -> complete
  */
 #include <errno.h>
 #include <stdlib.h>

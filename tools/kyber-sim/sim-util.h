@@ -37,7 +37,7 @@ static inline double sim_rng_unit(uint64_t *state)
 /* ---------------------------------------------------------------- events */
 
 /*
- * The event queue is tests/flashsim/heap.c's min-heap on (time, push
+ * The event queue is tools/flashsim/heap.c's min-heap on (time, push
  * order), shared with flashsim; an event's kind and argument are packed
  * into the entry's 64-bit payload.
  */

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The device model of flashsim and of the Kyber simulator (tests/sim): pure
+ * The device model of flashsim and of the Kyber simulator (tools/kyber-sim): pure
  * functions of (request, arrival time, model state) -> due time. No FUSE
  * and no clock in here, so the model is deterministic and can be unit
  * tested without root. README.md describes the profiles.

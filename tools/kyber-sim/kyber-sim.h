@@ -4,10 +4,10 @@
  * 4 KiB random readers and writers, the block layer's tags, Kyber (its
  * dispatch, tokens and its own latency controller, modelled on
  * block/kyber-iosched.c of Linux 6.x) and the media model of flashsim
- * (tests/flashsim/model.c, linked in). sim_run() summarises an interval the
- * way the observer does, as a struct ctl_sample, so daemon/controller.c can
+ * (tools/flashsim/model.c, linked in). sim_run() summarises an interval the
+ * way the observer does, as a struct ctl_sample, so daemon/controller/controller.c can
  * be unit tested against it. Pure: no clock, no I/O, no globals; the same
- * seed gives the same results. tests/sim/README.md describes the model.
+ * seed gives the same results. tools/kyber-sim/README.md describes the model.
  */
 #pragma once
 
@@ -17,7 +17,7 @@
 #include "ctl-sample.h"
 
 /*
- * The media profiles of tests/flashsim (README.md there and in tests/sim):
+ * The media profiles of tools/flashsim (README.md there and in tools/kyber-sim):
  * flash: 8 dies, reads wait behind 500 us programs on their die;
  * optane: reads and writes on separate resources, no interference;
  * tlc: 4 dies, 1.5 ms programs; gc: flash plus a 2 ms GC stall every 16
@@ -56,7 +56,7 @@ struct sim_params {
 	/* Client time between a completion and that client's next submission
 	 * (fio + io_uring reap/submit; 30000). Not in any latency. */
 	uint64_t think_ns;
-	/* ---- the media of the newer profiles (tests/flashsim/model.c) ---- */
+	/* ---- the media of the newer profiles (tools/flashsim/model.c) ---- */
 	unsigned gc_pages;		/* flash-like: programs per die between GC stalls, 0 = none (gc: 16) */
 	uint64_t gc_ns;			/* flash-like: one GC stall, die busy (3 ms; gc: 2 ms) */
 	uint64_t write_ns;		/* qdlat: page write alone in the device (100000) */
@@ -65,7 +65,7 @@ struct sim_params {
 	unsigned storm_slowdown;	/* SIM_DISTURB_GC_STORM, optane/qdlat: media times x this (4) */
 };
 
-/* The defaults of tests/flashsim for the profile (taken from its model),
+/* The defaults of tools/flashsim for the profile (taken from its model),
  * host_ns tuned so that R1 alone matches the real flashsim-over-loop
  * numbers (README.md). An unknown profile gets flash's numbers, and
  * sim_new() then refuses it. */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Self-tests of the flash-model test device (build/flashsim + tests/lib).
 
-Run as root:  /usr/bin/python3 -m pytest -p no:cacheprovider -ra -s tests/flashsim
+Run as root:  /usr/bin/python3 -m pytest -p no:cacheprovider -ra -s tests/integration/test_flashsim.py
 Every comparison is a ratio of numbers measured in the same test: absolute
 times on these shared 2-CPU machines vary by 30-45%.
 """

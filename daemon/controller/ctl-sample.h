@@ -2,7 +2,7 @@
 /*
  * What the controller sees of one interval of one device: a summary of the
  * observer's interval (daemon/interval.c) or of the simulator's
- * (tests/sim/). Pure data.
+ * (tools/kyber-sim/). Pure data.
  */
 #pragma once
 

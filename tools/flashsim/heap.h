@@ -4,7 +4,7 @@
 /*
  * A binary min-heap on (key, insertion order), shared by flashsim (its
  * pending replies, the write buffer, the requests in a qdlat device) and
- * the Kyber simulator in tests/sim (its event queue). Equal keys leave in
+ * the Kyber simulator in tools/kyber-sim (its event queue). Equal keys leave in
  * FIFO order, so whoever uses it stays deterministic. The payload is a
  * pointer (flashsim) or a plain 64-bit value (the simulator packs an event
  * kind and argument into it): one entry is 24 bytes either way, so the

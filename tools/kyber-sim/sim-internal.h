@@ -3,7 +3,7 @@
  * The simulator's state, shared by kyber-sim.c (the API, interval
  * summaries), sim-blk.c (clients, tags, Kyber's dispatch, completions) and
  * sim-host.c (the host path and its disturbances). The media are
- * tests/flashsim/model.c. Not part of the simulator's API.
+ * tools/flashsim/model.c. Not part of the simulator's API.
  */
 #pragma once
 
@@ -54,7 +54,7 @@ struct sim {
 	struct sim_params p;
 	uint64_t rng;
 	uint64_t now;
-	struct model dev;		/* the media: tests/flashsim/model.c */
+	struct model dev;		/* the media: tools/flashsim/model.c */
 	struct heap events;		/* u64 payload: sim_event_pack() */
 	enum sim_disturbance disturb;
 
