@@ -16,44 +16,19 @@
 #include "log.h"
 #include "macro.h"
 
-/* The Device properties, in vtable order. */
-enum {
-	P_NAME, P_ID, P_SCHEDULER, P_GOAL, P_STATE, P_REASON,
-	P_READ_TARGET, P_WRITE_TARGET,
-	P_ORIGINAL_SCHEDULER, P_ORIGINAL_READ_TARGET, P_ORIGINAL_WRITE_TARGET,
-	P_READ_P50, P_READ_P99, P_WRITE_P50, P_WRITE_P99,
-	P_READ_IOPS, P_WRITE_IOPS, P_READ_DEPTH, P_WRITE_DEPTH,
-	P_GOAL_METRIC, P_GOAL_MET, P_CHANGES, P_INTERVAL,
-	_P_MAX,
-};
-
+/* The Device properties (shared/bus-api.h): name, type, and whether
+ * PropertiesChanged announces them. */
 static const struct {
 	const char *name;
 	char type;
-} props[_P_MAX] = {
-	[P_NAME] = { "Name", 's' },
-	[P_ID] = { "Id", 's' },
-	[P_SCHEDULER] = { "Scheduler", 's' },
-	[P_GOAL] = { "Goal", 's' },
-	[P_STATE] = { "State", 's' },
-	[P_REASON] = { "Reason", 's' },
-	[P_READ_TARGET] = { "ReadTarget", 't' },
-	[P_WRITE_TARGET] = { "WriteTarget", 't' },
-	[P_ORIGINAL_SCHEDULER] = { "OriginalScheduler", 's' },
-	[P_ORIGINAL_READ_TARGET] = { "OriginalReadTarget", 't' },
-	[P_ORIGINAL_WRITE_TARGET] = { "OriginalWriteTarget", 't' },
-	[P_READ_P50] = { "ReadP50", 't' },
-	[P_READ_P99] = { "ReadP99", 't' },
-	[P_WRITE_P50] = { "WriteP50", 't' },
-	[P_WRITE_P99] = { "WriteP99", 't' },
-	[P_READ_IOPS] = { "ReadIOPS", 'd' },
-	[P_WRITE_IOPS] = { "WriteIOPS", 'd' },
-	[P_READ_DEPTH] = { "ReadDepth", 'u' },
-	[P_WRITE_DEPTH] = { "WriteDepth", 'u' },
-	[P_GOAL_METRIC] = { "GoalMetric", 't' },
-	[P_GOAL_MET] = { "GoalMet", 'b' },
-	[P_CHANGES] = { "Changes", 't' },
-	[P_INTERVAL] = { "Interval", 't' },
+	bool constant;
+} props[_BUS_DEVICE_PROPERTY_MAX] = {
+#define PROPERTY_CONSTANT_CONST true
+#define PROPERTY_CONSTANT_CHANGE false
+#define PROP_ENTRY(id, member, sig, kind, field) \
+	[BUS_DEVICE_##id] = { member, sig[0], PROPERTY_CONSTANT_##kind },
+	BUS_DEVICE_PROPERTIES(PROP_ENTRY)
+#undef PROP_ENTRY
 };
 
 struct prop_value {
@@ -66,29 +41,29 @@ static void prop_value(const struct device_status *s, int p, struct prop_value *
 {
 	memset(v, 0, sizeof(*v));
 	switch (p) {
-	case P_NAME: v->s = s->name; break;
-	case P_ID: v->s = s->id; break;
-	case P_SCHEDULER: v->s = s->scheduler; break;
-	case P_GOAL: v->s = s->goal; break;
-	case P_STATE: v->s = ctl_state_to_string(s->state); break;
-	case P_REASON: v->s = s->reason; break;
-	case P_READ_TARGET: v->t = s->current.read_ns; break;
-	case P_WRITE_TARGET: v->t = s->current.write_ns; break;
-	case P_ORIGINAL_SCHEDULER: v->s = s->original.scheduler; break;
-	case P_ORIGINAL_READ_TARGET: v->t = s->original.was_kyber ? s->original.targets.read_ns : 0; break;
-	case P_ORIGINAL_WRITE_TARGET: v->t = s->original.was_kyber ? s->original.targets.write_ns : 0; break;
-	case P_READ_P50: v->t = s->read.p50_ns; break;
-	case P_READ_P99: v->t = s->read.p99_ns; break;
-	case P_WRITE_P50: v->t = s->write.p50_ns; break;
-	case P_WRITE_P99: v->t = s->write.p99_ns; break;
-	case P_READ_IOPS: v->d = s->read.iops; break;
-	case P_WRITE_IOPS: v->d = s->write.iops; break;
-	case P_READ_DEPTH: v->t = s->read.depth; break;
-	case P_WRITE_DEPTH: v->t = s->write.depth; break;
-	case P_GOAL_METRIC: v->t = s->metric_ns; break;
-	case P_GOAL_MET: v->t = s->goal_met > 0; break;
-	case P_CHANGES: v->t = s->changes; break;
-	case P_INTERVAL: v->t = s->interval_ns; break;
+	case BUS_DEVICE_NAME: v->s = s->name; break;
+	case BUS_DEVICE_ID: v->s = s->id; break;
+	case BUS_DEVICE_SCHEDULER: v->s = s->scheduler; break;
+	case BUS_DEVICE_GOAL: v->s = s->goal; break;
+	case BUS_DEVICE_STATE: v->s = ctl_state_to_string(s->state); break;
+	case BUS_DEVICE_REASON: v->s = s->reason; break;
+	case BUS_DEVICE_READ_TARGET: v->t = s->current.read_ns; break;
+	case BUS_DEVICE_WRITE_TARGET: v->t = s->current.write_ns; break;
+	case BUS_DEVICE_ORIGINAL_SCHEDULER: v->s = s->original.scheduler; break;
+	case BUS_DEVICE_ORIGINAL_READ_TARGET: v->t = s->original.was_kyber ? s->original.targets.read_ns : 0; break;
+	case BUS_DEVICE_ORIGINAL_WRITE_TARGET: v->t = s->original.was_kyber ? s->original.targets.write_ns : 0; break;
+	case BUS_DEVICE_READ_P50: v->t = s->read.p50_ns; break;
+	case BUS_DEVICE_READ_P99: v->t = s->read.p99_ns; break;
+	case BUS_DEVICE_WRITE_P50: v->t = s->write.p50_ns; break;
+	case BUS_DEVICE_WRITE_P99: v->t = s->write.p99_ns; break;
+	case BUS_DEVICE_READ_IOPS: v->d = s->read.iops; break;
+	case BUS_DEVICE_WRITE_IOPS: v->d = s->write.iops; break;
+	case BUS_DEVICE_READ_DEPTH: v->t = s->read.depth; break;
+	case BUS_DEVICE_WRITE_DEPTH: v->t = s->write.depth; break;
+	case BUS_DEVICE_GOAL_METRIC: v->t = s->metric_ns; break;
+	case BUS_DEVICE_GOAL_MET: v->t = s->goal_met > 0; break;
+	case BUS_DEVICE_CHANGES: v->t = s->changes; break;
+	case BUS_DEVICE_INTERVAL: v->t = s->interval_ns; break;
 	}
 	if (props[p].type == 's' && !v->s)
 		v->s = "";
@@ -115,10 +90,10 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
 	struct prop_value v;
 	int p;
 
-	for (p = 0; p < _P_MAX; p++)
+	for (p = 0; p < _BUS_DEVICE_PROPERTY_MAX; p++)
 		if (strcmp(props[p].name, property) == 0)
 			break;
-	if (p == _P_MAX)
+	if (p == _BUS_DEVICE_PROPERTY_MAX)
 		return -ENOENT;
 	device_get_status(bd->d, &s);
 	prop_value(&s, p, &v);
@@ -178,35 +153,15 @@ static int method_get_histogram(sd_bus_message *msg, void *userdata, sd_bus_erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
-#define CHANGING SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+#define PROPERTY_FLAGS_CONST SD_BUS_VTABLE_PROPERTY_CONST
+#define PROPERTY_FLAGS_CHANGE SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
-/* Names and signatures spelled out for the macros; bus_device_vtable_check()
- * holds them to props[] at start-up. */
 const sd_bus_vtable bus_device_vtable[] = {
 	SD_BUS_VTABLE_START(0),
-	SD_BUS_PROPERTY("Name", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-	SD_BUS_PROPERTY("Id", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-	SD_BUS_PROPERTY("Scheduler", "s", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("Goal", "s", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("State", "s", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("Reason", "s", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("ReadTarget", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("WriteTarget", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("OriginalScheduler", "s", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("OriginalReadTarget", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("OriginalWriteTarget", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("ReadP50", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("ReadP99", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("WriteP50", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("WriteP99", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("ReadIOPS", "d", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("WriteIOPS", "d", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("ReadDepth", "u", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("WriteDepth", "u", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("GoalMetric", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("GoalMet", "b", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("Changes", "t", property_get, 0, CHANGING),
-	SD_BUS_PROPERTY("Interval", "t", property_get, 0, CHANGING),
+#define PROP_VTABLE(id, member, sig, kind, field) \
+	SD_BUS_PROPERTY(member, sig, property_get, 0, PROPERTY_FLAGS_##kind),
+	BUS_DEVICE_PROPERTIES(PROP_VTABLE)
+#undef PROP_VTABLE
 	SD_BUS_METHOD_WITH_ARGS("GetHistogram", SD_BUS_ARGS("s", op), SD_BUS_RESULT("a(tt)", buckets),
 				method_get_histogram, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("TargetsChanged",
@@ -215,21 +170,6 @@ const sd_bus_vtable bus_device_vtable[] = {
 	SD_BUS_SIGNAL_WITH_ARGS("GoalViolated", SD_BUS_ARGS("t", metric_ns, "t", goal_ns), 0),
 	SD_BUS_VTABLE_END
 };
-
-int bus_device_vtable_check(void)
-{
-	int p = 0;
-
-	for (const sd_bus_vtable *v = bus_device_vtable; v->type != _SD_BUS_VTABLE_END; v++) {
-		if (v->type != _SD_BUS_VTABLE_PROPERTY)
-			continue;
-		if (p >= _P_MAX || strcmp(v->x.property.member, props[p].name) != 0 ||
-		    v->x.property.signature[0] != props[p].type || v->x.property.signature[1])
-			return -EINVAL;
-		p++;
-	}
-	return p == _P_MAX ? 0 : -EINVAL;
-}
 
 struct bus_device *bus_device_get(const struct bus *b, const struct device *d)
 {
@@ -345,7 +285,7 @@ void bus_device_free_all(struct bus *b)
 void bus_device_interval(struct bus *b, struct device *d)
 {
 	struct bus_device *bd = bus_device_get(b, d);
-	const char *changed[_P_MAX + 1];
+	const char *changed[_BUS_DEVICE_PROPERTY_MAX + 1];
 	struct device_status s;
 	size_t n = 0;
 	int r;
@@ -353,8 +293,8 @@ void bus_device_interval(struct bus *b, struct device *d)
 	if (!bd)
 		return;
 	device_get_status(d, &s);
-	for (int p = 0; p < _P_MAX; p++)
-		if (p != P_NAME && p != P_ID && (!bd->announced || !prop_equal(&bd->last, &s, p)))
+	for (int p = 0; p < _BUS_DEVICE_PROPERTY_MAX; p++)
+		if (!props[p].constant && (!bd->announced || !prop_equal(&bd->last, &s, p)))
 			changed[n++] = props[p].name;
 	changed[n] = NULL;
 	bd->last = s;

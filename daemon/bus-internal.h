@@ -34,8 +34,6 @@ struct bus {
 };
 
 extern const sd_bus_vtable bus_device_vtable[];
-/* -EINVAL if the vtable and the property table disagree (a bug). */
-int bus_device_vtable_check(void);
 
 int bus_device_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
 		    void **ret_found, sd_bus_error *error);

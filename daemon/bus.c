@@ -291,10 +291,6 @@ int bus_start(struct bus **ret, sd_event *event, struct manager *m, char *err, s
 	int r;
 
 	*ret = NULL;
-	if (bus_device_vtable_check() < 0) {
-		snprintf(err, errlen, "The Device vtable and its property table disagree");
-		return -EINVAL;
-	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;

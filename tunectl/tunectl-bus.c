@@ -49,25 +49,15 @@ int connect_bus(sd_bus **ret)
 	return 0;
 }
 
+/* The Device properties (shared/bus-api.h) and where each goes. */
 static const struct {
 	const char *name;
 	char type;
 	size_t offset;
 } status_props[] = {
-#define S(n, t, f) { n, t, offsetof(struct tf_status, f) }
-	S("Name", 's', name), S("Id", 's', id), S("Scheduler", 's', scheduler), S("Goal", 's', goal),
-	S("State", 's', state), S("Reason", 's', reason),
-	S("ReadTarget", 't', read_target_ns), S("WriteTarget", 't', write_target_ns),
-	S("OriginalScheduler", 's', original_scheduler),
-	S("OriginalReadTarget", 't', original_read_target_ns),
-	S("OriginalWriteTarget", 't', original_write_target_ns),
-	S("ReadP50", 't', read_p50_ns), S("ReadP99", 't', read_p99_ns),
-	S("WriteP50", 't', write_p50_ns), S("WriteP99", 't', write_p99_ns),
-	S("ReadIOPS", 'd', read_iops), S("WriteIOPS", 'd', write_iops),
-	S("ReadDepth", 'u', read_depth), S("WriteDepth", 'u', write_depth),
-	S("GoalMetric", 't', goal_metric_ns), S("GoalMet", 'b', goal_met),
-	S("Changes", 't', changes), S("Interval", 't', interval_ns),
-#undef S
+#define STATUS_PROP(id, member, sig, kind, field) { member, sig[0], offsetof(struct tf_status, field) },
+	BUS_DEVICE_PROPERTIES(STATUS_PROP)
+#undef STATUS_PROP
 };
 
 static int read_status_props(sd_bus_message *reply, struct tf_status *s)

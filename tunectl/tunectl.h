@@ -8,13 +8,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-api.h"
 #include "tunectl-format.h"
-
-#define BUS_NAME "org.kybertune.KyberTune1"
-#define BUS_PATH "/org/kybertune/KyberTune1"
-#define BUS_MANAGER_INTERFACE "org.kybertune.KyberTune1.Manager"
-#define BUS_DEVICE_INTERFACE "org.kybertune.KyberTune1.Device"
-#define BUS_DEVICE_PATH_PREFIX "/org/kybertune/KyberTune1/device"
 
 #define EXIT_USAGE 2
 
