@@ -78,17 +78,26 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 }
 
 /* Someone else wrote the scheduler or a target: hands off until resumed. */
+/* Keeps the last scheduler read when sysfs cannot be read (the disk is
+ * going away: device_present() tells). */
+static void refresh_scheduler(struct device *d)
+{
+	struct sched_info si;
+
+	if (kyber_sysfs_read_scheduler(d->m->o.sysroot, d->dev.name, &si) == 0)
+		memcpy(d->scheduler, si.current, sizeof(d->scheduler));
+}
+
 static bool check_override(struct device *d)
 {
 	const char *root = d->m->o.sysroot;
 	struct kyber_targets now;
-	struct sched_info si;
 	char why[200];
 
 	if (d->overridden)
 		return true;
-	if (kyber_sysfs_read_scheduler(root, d->dev.name, &si) == 0 && strcmp(si.current, "kyber") != 0)
-		snprintf(why, sizeof(why), "scheduler changed to %s by someone else", si.current);
+	if (d->scheduler[0] && strcmp(d->scheduler, "kyber") != 0)
+		snprintf(why, sizeof(why), "scheduler changed to %s by someone else", d->scheduler);
 	else if (kyber_sysfs_read_targets(root, d->dev.name, &now) == 0 &&
 		 (now.read_ns != d->written.read_ns || now.write_ns != d->written.write_ns))
 		snprintf(why, sizeof(why), "targets changed from %llu/%llu to %llu/%llu ns by someone else",
@@ -101,34 +110,6 @@ static bool check_override(struct device *d)
 	log_dev_event(LOG_LEVEL_NOTICE, d->dev.name, LOG_MESSAGE_OVERRIDDEN, "%s; not touching it until resumed",
 		      why);
 	return true;
-}
-
-static void report(struct device *d, bool changed)
-{
-	char goal[GOAL_TEXT_MAX];
-	const struct ctl_decision *dec = &d->last;
-	struct report_tuner rt = {
-		.goal = goal_format(&d->goal, goal, sizeof(goal)),
-		.state = ctl_state_to_string(d->state),
-		.reason = d->reason,
-		.metric_ns = dec->goal_known ? dec->metric_ns : 0,
-		.goal_met = dec->goal_known ? dec->goal_met : -1,
-		.changed = changed,
-	};
-	struct report_device rd = {
-		.name = d->dev.name,
-		.scheduler = "kyber",
-		.has_targets = true,
-		.targets = d->written,
-		.iv = d->iv,
-		.tuner = &rt,
-	};
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	rd.realtime_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	report_json(stdout, &rd);
-	fflush(stdout);
 }
 
 /* What was learned, for the next start: the targets in force and the
@@ -231,56 +212,6 @@ static void fill_depths(const struct device *d, struct kt_interval *iv)
 	}
 }
 
-static void op_summary(const struct kt_op_interval *o, uint32_t depth, Kybertune__OpSummary *out)
-{
-	const struct kt_lat_summary *t = &o->lat[KT_LAT_TOTAL], *dv = &o->lat[KT_LAT_DEVICE];
-
-	kybertune__op_summary__init(out);
-	out->iops = o->iops;
-	out->completed = o->completed;
-	out->depth = depth;
-	if (t->count) {
-		out->p50_ns = t->pct[KT_P50];
-		out->p90_ns = t->pct[KT_P90];
-		out->p99_ns = t->pct[KT_P99];
-		out->p999_ns = t->pct[KT_P999];
-		out->mean_ns = t->mean_ns;
-	}
-	if (dv->count) {
-		out->device_p90_ns = dv->pct[KT_P90];
-		out->device_p99_ns = dv->pct[KT_P99];
-	}
-}
-
-/* One flight-recorder record for this interval. */
-static void record_interval(struct device *d, bool changed)
-{
-	Kybertune__IntervalRecord rec = KYBERTUNE__INTERVAL_RECORD__INIT;
-	Kybertune__OpSummary rd, wr;
-	char goal[GOAL_TEXT_MAX];
-	struct timespec ts;
-	int r;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	op_summary(&d->iv->op[KT_OP_READ], d->iv->kyber_depth[KT_OP_READ], &rd);
-	op_summary(&d->iv->op[KT_OP_WRITE], d->iv->kyber_depth[KT_OP_WRITE], &wr);
-	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	rec.device = d->dev.name;
-	rec.interval_ns = d->iv->duration_ns;
-	rec.goal = goal_format(&d->goal, goal, sizeof(goal));
-	rec.state = (char *)ctl_state_to_string(d->state);
-	rec.reason = d->reason;
-	rec.read_target_ns = d->written.read_ns;
-	rec.write_target_ns = d->written.write_ns;
-	rec.changed = changed;
-	rec.metric_ns = d->last.goal_known ? d->last.metric_ns : 0;
-	rec.read = &rd;
-	rec.write = &wr;
-	r = recorder_append(d->m->recorder, &rec);
-	if (r < 0)
-		log_dev_warning_errno(d->dev.name, r, "failed to append to the flight recorder: %m");
-}
-
 void device_step(struct device *d)
 {
 	struct manager *m = d->m;
@@ -289,6 +220,7 @@ void device_step(struct device *d)
 	unsigned inflight;
 	bool changed = false;
 
+	refresh_scheduler(d);
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
 	if (observer_snapshot(m->observer, d->slot, d->cur) < 0 ||
@@ -315,9 +247,9 @@ void device_step(struct device *d)
 			m->cb.goal_violated(d, d->last.metric_ns, d->goal.read_ns, m->cb.userdata);
 	}
 	if (m->o.json)
-		report(d, changed);
+		device_report_json(d, changed);
 	if (m->recorder)
-		record_interval(d, changed);
+		device_record_interval(d, changed);
 	if (m->cb.interval)
 		m->cb.interval(d, m->cb.userdata);
 }
@@ -436,6 +368,7 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 	if (r < 0)
 		goto fail;
 	r = start_kyber(d, err, errlen);
+	refresh_scheduler(d);
 	if (r < 0)
 		goto fail;
 	r = kyber_sysfs_read_targets(o->sysroot, d->dev.name, &d->written);
@@ -490,6 +423,7 @@ static void restore(struct device *d)
 		return;
 	}
 	r = kyber_sysfs_restore(d->m->o.sysroot, d->dev.name, &d->original);
+	refresh_scheduler(d);
 	if (r < 0)
 		log_dev_error_errno(d->dev.name, r, "failed to restore scheduler %s: %m", d->original.scheduler);
 	else
@@ -542,6 +476,7 @@ int device_resume(struct device *d)
 		if (!d->m->o.switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE)
 			return -EINVAL;
 		r = kyber_sysfs_set_scheduler(d->m->o.sysroot, d->dev.name, "kyber");
+		refresh_scheduler(d);
 		if (r < 0)
 			return r;
 	}
@@ -561,6 +496,7 @@ int device_reset(struct device *d)
 
 	d->overridden = false;
 	r = kyber_sysfs_restore(d->m->o.sysroot, d->dev.name, &d->original);
+	refresh_scheduler(d);
 	if (r < 0)
 		return r;
 	/* Back on the originals: tuning again starts from Kyber afresh. */

@@ -22,6 +22,9 @@ struct device {
 	struct kyber_saved original;	/* for rollback */
 	bool saved;
 	struct kyber_targets written;	/* what sysfs holds as far as we know */
+	/* The scheduler as last read: once per interval and after every
+	 * change kyber-tuned makes, so that status reads cost no sysfs read. */
+	char scheduler[SCHED_NAME_MAX];
 	enum ctl_state state;
 	char reason[256];
 	bool overridden, paused;
@@ -59,6 +62,10 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 /* Rolls back if configured (and not overridden), unwatches, frees. */
 struct device *device_free(struct device *d);
 void device_step(struct device *d);
+
+/* device-status.c: the interval's --json line and flight record. */
+void device_report_json(const struct device *d, bool changed);
+void device_record_interval(struct device *d, bool changed);
 /* Is the disk still there, with the same dev_t (a new disk may reuse the
  * name)? Sets d->gone when not. */
 bool device_present(struct device *d);

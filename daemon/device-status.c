@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a tuned device shows outside, all from what its last interval and
+ * decision left in it, never from sysfs: the status the D-Bus properties
+ * read, the --json line and the flight record of each interval.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "manager-internal.h"
+#include "record.h"
+#include "report.h"
+
+const char *device_name(const struct device *d)
+{
+	return d->dev.name;
+}
+
+const __u64 *device_last_hist(const struct device *d, int op)
+{
+	if (!d->have_interval || (op != KT_OP_READ && op != KT_OP_WRITE))
+		return NULL;
+	return d->iv->op[op].hist[KT_LAT_TOTAL];
+}
+
+static void op_status(const struct device *d, int op, struct device_op_status *out)
+{
+	const struct kt_op_interval *o = &d->iv->op[op];
+
+	memset(out, 0, sizeof(*out));
+	out->depth = d->iv->kyber_depth[op];
+	if (!d->have_interval)
+		return;
+	out->iops = o->iops;
+	if (o->lat[KT_LAT_TOTAL].count) {
+		out->p50_ns = o->lat[KT_LAT_TOTAL].pct[KT_P50];
+		out->p99_ns = o->lat[KT_LAT_TOTAL].pct[KT_P99];
+	}
+}
+
+void device_get_status(const struct device *d, struct device_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = d->dev.name;
+	out->id = d->id;
+	memcpy(out->scheduler, d->scheduler, sizeof(out->scheduler));
+	goal_format(&d->goal, out->goal, sizeof(out->goal));
+	out->state = d->state;
+	out->reason = d->reason;
+	out->current = d->written;
+	out->original = d->original;
+	out->interval_ns = d->have_interval ? d->iv->duration_ns : 0;
+	out->metric_ns = d->last.goal_known ? d->last.metric_ns : 0;
+	out->goal_met = d->last.goal_known ? d->last.goal_met : -1;
+	op_status(d, KT_OP_READ, &out->read);
+	op_status(d, KT_OP_WRITE, &out->write);
+	out->changes = d->changes;
+	out->source = d->source;
+}
+
+void device_report_json(const struct device *d, bool changed)
+{
+	char goal[GOAL_TEXT_MAX];
+	const struct ctl_decision *dec = &d->last;
+	struct report_tuner rt = {
+		.goal = goal_format(&d->goal, goal, sizeof(goal)),
+		.state = ctl_state_to_string(d->state),
+		.reason = d->reason,
+		.metric_ns = dec->goal_known ? dec->metric_ns : 0,
+		.goal_met = dec->goal_known ? dec->goal_met : -1,
+		.changed = changed,
+	};
+	struct report_device rd = {
+		.name = d->dev.name,
+		.scheduler = "kyber",
+		.has_targets = true,
+		.targets = d->written,
+		.iv = d->iv,
+		.tuner = &rt,
+	};
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rd.realtime_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	report_json(stdout, &rd);
+	fflush(stdout);
+}
+
+static void op_summary(const struct kt_op_interval *o, uint32_t depth, Kybertune__OpSummary *out)
+{
+	const struct kt_lat_summary *t = &o->lat[KT_LAT_TOTAL], *dv = &o->lat[KT_LAT_DEVICE];
+
+	kybertune__op_summary__init(out);
+	out->iops = o->iops;
+	out->completed = o->completed;
+	out->depth = depth;
+	if (t->count) {
+		out->p50_ns = t->pct[KT_P50];
+		out->p90_ns = t->pct[KT_P90];
+		out->p99_ns = t->pct[KT_P99];
+		out->p999_ns = t->pct[KT_P999];
+		out->mean_ns = t->mean_ns;
+	}
+	if (dv->count) {
+		out->device_p90_ns = dv->pct[KT_P90];
+		out->device_p99_ns = dv->pct[KT_P99];
+	}
+}
+
+/* One flight-recorder record for this interval. */
+void device_record_interval(struct device *d, bool changed)
+{
+	Kybertune__IntervalRecord rec = KYBERTUNE__INTERVAL_RECORD__INIT;
+	Kybertune__OpSummary rd, wr;
+	char goal[GOAL_TEXT_MAX];
+	struct timespec ts;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	op_summary(&d->iv->op[KT_OP_READ], d->iv->kyber_depth[KT_OP_READ], &rd);
+	op_summary(&d->iv->op[KT_OP_WRITE], d->iv->kyber_depth[KT_OP_WRITE], &wr);
+	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	rec.device = d->dev.name;
+	rec.interval_ns = d->iv->duration_ns;
+	rec.goal = goal_format(&d->goal, goal, sizeof(goal));
+	rec.state = (char *)ctl_state_to_string(d->state);
+	rec.reason = d->reason;
+	rec.read_target_ns = d->written.read_ns;
+	rec.write_target_ns = d->written.write_ns;
+	rec.changed = changed;
+	rec.metric_ns = d->last.goal_known ? d->last.metric_ns : 0;
+	rec.read = &rd;
+	rec.write = &wr;
+	r = recorder_append(d->m->recorder, &rec);
+	if (r < 0)
+		log_dev_warning_errno(d->dev.name, r, "failed to append to the flight recorder: %m");
+}
