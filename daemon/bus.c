@@ -13,7 +13,6 @@
 #include "bus-internal.h"
 #include "log.h"
 #include "macro.h"
-#include "manager-internal.h"
 
 #ifndef KT_VERSION
 #define KT_VERSION "0.1"
@@ -210,7 +209,7 @@ static int property_get_interval(sd_bus *bus, const char *path, const char *inte
 {
 	struct bus *b = userdata;
 
-	return sd_bus_message_append(reply, "t", (uint64_t)b->m->o.interval_ns);
+	return sd_bus_message_append(reply, "t", manager_interval_ns(b->m));
 }
 
 /* Every method may be called by anyone as far as sd-bus is concerned

@@ -83,30 +83,6 @@ static char *where_dup(const struct parse *ps)
 	return s;
 }
 
-/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static bool utf8_valid(const unsigned char *s, size_t n)
-{
-	static const uint32_t min[] = { 0, 0x80, 0x800, 0x10000 };
-
-	for (size_t i = 0; i < n;) {
-		unsigned k = s[i] < 0x80 ? 0 : s[i] < 0xc0 ? 4 : s[i] < 0xe0 ? 1 : s[i] < 0xf0 ? 2 :
-			     s[i] < 0xf8 ? 3 : 4;
-		uint32_t cp = k ? s[i] & (0x3fu >> k) : s[i];
-
-		if (k > 3 || n - i <= k)
-			return false;
-		for (unsigned j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + j] & 0x3f);
-		}
-		if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += k + 1;
-	}
-	return true;
-}
-
 static bool is_blank(char ch)
 {
 	return ch == ' ' || ch == '\t';
@@ -170,7 +146,7 @@ static char *reader(char *str, int num, void *stream)
 			conf_warn(ps, "Line contains control characters, ignoring.");
 			return str;
 		}
-	if (!utf8_valid((const unsigned char *)s, n)) {
+	if (!utf8_valid(s, n)) {
 		conf_warn(ps, "Line is not valid UTF-8, ignoring.");
 		return str;
 	}

@@ -235,6 +235,11 @@ int manager_check_observer_access(void *userdata)
 	return observer_check_access(m->observer);
 }
 
+uint64_t manager_interval_ns(const struct manager *m)
+{
+	return m->o.interval_ns;
+}
+
 size_t manager_n_devices(const struct manager *m)
 {
 	return m->n_devs;

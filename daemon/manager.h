@@ -99,6 +99,8 @@ void manager_resume_all(struct manager *m);
  * process has now (struct manager * as void *: a privs probe). */
 int manager_check_observer_access(void *userdata);
 
+/* The tuning interval, ns. */
+uint64_t manager_interval_ns(const struct manager *m);
 size_t manager_n_devices(const struct manager *m);
 struct device *manager_device(const struct manager *m, size_t i);
 /* By name or /dev path; NULL if not tuned. */

@@ -189,3 +189,27 @@ char *format_count_si(char *buf, size_t n, double v)
 		format_3sig(buf, n, v / 1e6, "M");
 	return buf;
 }
+
+bool utf8_valid(const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	static const uint32_t min[] = { 0, 0x80, 0x800, 0x10000 };
+
+	for (size_t i = 0; i < n;) {
+		unsigned k = s[i] < 0x80 ? 0 : s[i] < 0xc0 ? 4 : s[i] < 0xe0 ? 1 : s[i] < 0xf0 ? 2 :
+			     s[i] < 0xf8 ? 3 : 4;
+		uint32_t cp = k ? s[i] & (0x3fu >> k) : s[i];
+
+		if (k > 3 || n - i <= k)
+			return false;
+		for (unsigned j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + j] & 0x3f);
+		}
+		if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += k + 1;
+	}
+	return true;
+}

@@ -22,6 +22,10 @@ int parse_duration_ns(const char *s, uint64_t default_unit_ns, uint64_t *ret);
 /* "20k", "1.5M", "300": a count with an optional k/M/G (x1000) suffix. */
 int parse_count_si(const char *s, uint64_t *ret);
 
+/* Strict UTF-8: no overlong forms, no surrogates, nothing above
+ * U+10FFFF, no truncated sequence at the end. */
+bool utf8_valid(const char *s, size_t n);
+
 /* Human-readable duration with 3 significant digits: "95.2us", "1.84ms". */
 char *format_duration(char *buf, size_t n, uint64_t ns);
 /* "16.0k", "950", "1.20M". */

@@ -43,21 +43,6 @@ const char *ctl_state_to_string(enum ctl_state s)
 	return (unsigned)s < _CTL_STATE_MAX ? state_names[s] : "?";
 }
 
-uint64_t controller_samples_needed(double pct)
-{
-	return (uint64_t)ceil(5.0 / (1.0 - pct / 100.0) - 1e-9);
-}
-
-double controller_write_ref_ns(const struct controller *c)
-{
-	return c->regime.w_free_ns;
-}
-
-double controller_write_ref_iops(const struct controller *c)
-{
-	return c->regime.w_free_iops;
-}
-
 void controller_relearn(struct controller *c)
 {
 	ctl_metric_forget(&c->metric);
@@ -120,22 +105,6 @@ static void protect_targets(const struct controller *c, struct ctl_decision *d)
 }
 
 /* ---------------------------------------------------------------- judging */
-
-enum verdict { V_MISS, V_RISK, V_OK, V_SLACK };
-
-static enum verdict judge(const struct controller *c, uint64_t metric)
-{
-	double g = (double)c->goal.read_ns, m = (double)metric, w = (double)c->metric.window_ns;
-	bool window_risk = !w || w > CTL_RISK * g;
-
-	if (m > CTL_CLEAR_MISS * g || (m > g && window_risk))
-		return V_MISS;
-	if (m > CTL_RISK * g && window_risk)
-		return V_RISK;
-	if (m < CTL_SLACK * g && (!w || w < CTL_SLACK * g))
-		return V_SLACK;
-	return V_OK;
-}
 
 /* The highest level at which writes would run free (their P99 at full
  * depth over the target: Kyber grows them back), and the highest allowed. */
@@ -416,7 +385,7 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
  * sits under the target: the writes keep their rate, and stay where they
  * are.
  */
-static bool drifted(struct controller *c, const struct ctl_sample *s, enum verdict v,
+static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_verdict v,
 		    struct ctl_decision *d)
 {
 	if (c->since_write < 2 || !c->prev_write_depth || s->write.kyber_depth <= c->prev_write_depth ||
@@ -435,7 +404,7 @@ static bool drifted(struct controller *c, const struct ctl_sample *s, enum verdi
 
 /* write-iops-min outranks the read goal: writes under it get a lower
  * level, and no level above that one is used again in this regime. */
-static bool below_floor(struct controller *c, const struct ctl_sample *s, enum verdict v,
+static bool below_floor(struct controller *c, const struct ctl_sample *s, enum ctl_verdict v,
 			struct ctl_decision *d, const char *m, const char *g)
 {
 	if (!c->goal.write_iops_min || s->write.iops >= (double)c->goal.write_iops_min ||
@@ -456,7 +425,7 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 	uint32_t depth = s->write.kyber_depth;
 	bool settled = c->since_write >= 1 && (depth ? depth == c->prev_write_depth : c->since_write >= 2);
 	char m[DURATION_BUF_MAX], g[DURATION_BUF_MAX];
-	enum verdict v = judge(c, metric);
+	enum ctl_verdict v = ctl_metric_judge(&c->goal, &c->metric, metric);
 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
@@ -510,7 +479,7 @@ static void new_regime(struct controller *c)
 
 static bool at_risk(const struct controller *c, uint64_t metric)
 {
-	enum verdict v = judge(c, metric);
+	enum ctl_verdict v = ctl_metric_judge(&c->goal, &c->metric, metric);
 
 	return v == V_MISS || v == V_RISK;
 }
@@ -535,7 +504,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->goal_met = metric <= g->read_ns;
 		/* A verdict of infeasible stands until reads are clearly within
 		 * the goal: at its edge it would flap with every second's noise. */
-		if (judge(c, metric) == V_OK || judge(c, metric) == V_SLACK)
+		if (ctl_metric_judge(g, &c->metric, metric) >= V_OK)
 			c->infeasible = false;
 	}
 	format_duration(m, sizeof(m), metric);

@@ -53,6 +53,11 @@ void ctl_metric_forget(struct ctl_metric *m);
  * miss), else from the window. False when neither has enough. Also
  * updates the smoothed shape (read device P90 / metric).
  */
+/* The metric against the goal: a miss (over it, confirmed by the window
+ * or far over), at risk (over CTL_RISK of it), slack for more writes
+ * (under CTL_SLACK, the window too), or fine. */
+enum ctl_verdict { V_MISS, V_RISK, V_OK, V_SLACK };	/* worst first */
+enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric *m, uint64_t metric);
 bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struct ctl_sample *s,
 			 uint64_t *ret);
 

@@ -76,3 +76,22 @@ bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struc
 	learn_shape(m, g, s, *ret);
 	return true;
 }
+
+uint64_t controller_samples_needed(double pct)
+{
+	return (uint64_t)ceil(5.0 / (1.0 - pct / 100.0) - 1e-9);
+}
+
+enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric *m, uint64_t metric)
+{
+	double goal = (double)g->read_ns, x = (double)metric, w = (double)m->window_ns;
+	bool window_risk = !w || w > CTL_RISK * goal;
+
+	if (x > CTL_CLEAR_MISS * goal || (x > goal && window_risk))
+		return V_MISS;
+	if (x > CTL_RISK * goal && window_risk)
+		return V_RISK;
+	if (x < CTL_SLACK * goal && (!w || w < CTL_SLACK * goal))
+		return V_SLACK;
+	return V_OK;
+}

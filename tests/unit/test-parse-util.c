@@ -84,6 +84,30 @@ static void test_format(void **state)
 	assert_string_equal(format_count_si(b, sizeof(b), -1), "-");
 }
 
+static void test_utf8(void **state)
+{
+	static const struct {
+		const char *s;
+		bool ok;
+	} cases[] = {
+		{ "plain ascii", true },
+		{ "nvme0n1 \xc2\xb5s", true },		/* µ */
+		{ "\xe2\x97\x8f", true },			/* ● */
+		{ "\xf0\x9f\x92\xbe", true },		/* U+1F4BE */
+		{ "\xc0\xaf", false },			/* overlong '/' */
+		{ "\xe0\x80\xaf", false },			/* overlong, 3 bytes */
+		{ "\xed\xa0\x80", false },			/* surrogate U+D800 */
+		{ "\xf4\x90\x80\x80", false },		/* above U+10FFFF */
+		{ "\x80", false },				/* a lone continuation */
+		{ "\xc2", false },				/* truncated at the end */
+		{ "\xe2\x97", false },
+		{ "\xf8\x88\x80\x80\x80", false },	/* 5-byte form */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(utf8_valid(cases[i].s, strlen(cases[i].s)), cases[i].ok);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -91,6 +115,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_count_si),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
