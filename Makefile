@@ -67,7 +67,7 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c \
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c
 SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/observe.c daemon/manager.c daemon/device.c daemon/device-status.c \
+	daemon/blockdev.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/device.c daemon/device-status.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)

@@ -21,12 +21,7 @@ static void op_sample(const struct kt_op_interval *o, uint32_t depth, struct ctl
 		out->device_p99_ns = dv->pct[KT_P99];
 	}
 	out->outstanding = o->iops * t->mean_ns / 1e9;
-	/* Kyber reports a depth only when it changes it. Requests waiting in
-	 * Kyber while others are in flight mean every token is taken: the
-	 * number in flight is the depth. */
-	if (!depth && o->queued > 0 && o->inflight > 0)
-		depth = (uint32_t)o->inflight;
-	out->kyber_depth = depth;
+	out->kyber_depth = depth;	/* resolved by the pipeline (measure.c) */
 	out->throttled = o->throttled;
 }
 

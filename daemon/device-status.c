@@ -21,15 +21,15 @@ const __u64 *device_last_hist(const struct device *d, int op)
 {
 	if (!d->have_interval || (op != KT_OP_READ && op != KT_OP_WRITE))
 		return NULL;
-	return d->iv->op[op].hist[KT_LAT_TOTAL];
+	return d->ms.iv->op[op].hist[KT_LAT_TOTAL];
 }
 
 static void op_status(const struct device *d, int op, struct device_op_status *out)
 {
-	const struct kt_op_interval *o = &d->iv->op[op];
+	const struct kt_op_interval *o = &d->ms.iv->op[op];
 
 	memset(out, 0, sizeof(*out));
-	out->depth = d->iv->kyber_depth[op];
+	out->depth = d->ms.iv->kyber_depth[op];
 	if (!d->have_interval)
 		return;
 	out->iops = o->iops;
@@ -50,7 +50,7 @@ void device_get_status(const struct device *d, struct device_status *out)
 	out->reason = d->reason;
 	out->current = d->written;
 	out->original = d->original;
-	out->interval_ns = d->have_interval ? d->iv->duration_ns : 0;
+	out->interval_ns = d->have_interval ? d->ms.iv->duration_ns : 0;
 	out->metric_ns = d->last.goal_known ? d->last.metric_ns : 0;
 	out->goal_met = d->last.goal_known ? d->last.goal_met : -1;
 	op_status(d, KT_OP_READ, &out->read);
@@ -76,7 +76,7 @@ void device_report_json(const struct device *d, bool changed)
 		.scheduler = "kyber",
 		.has_targets = true,
 		.targets = d->written,
-		.iv = d->iv,
+		.iv = d->ms.iv,
 		.tuner = &rt,
 	};
 	struct timespec ts;
@@ -118,11 +118,11 @@ void device_record_interval(struct device *d, bool changed)
 	int r;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	op_summary(&d->iv->op[KT_OP_READ], d->iv->kyber_depth[KT_OP_READ], &rd);
-	op_summary(&d->iv->op[KT_OP_WRITE], d->iv->kyber_depth[KT_OP_WRITE], &wr);
+	op_summary(&d->ms.iv->op[KT_OP_READ], d->ms.iv->kyber_depth[KT_OP_READ], &rd);
+	op_summary(&d->ms.iv->op[KT_OP_WRITE], d->ms.iv->kyber_depth[KT_OP_WRITE], &wr);
 	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	rec.device = d->dev.name;
-	rec.interval_ns = d->iv->duration_ns;
+	rec.interval_ns = d->ms.iv->duration_ns;
 	rec.goal = goal_format(&d->goal, goal, sizeof(goal));
 	rec.state = (char *)ctl_state_to_string(d->state);
 	rec.reason = d->reason;

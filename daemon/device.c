@@ -71,7 +71,7 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 
 	/* The first Kyber window after a change mixes old and new buckets:
 	 * start the next interval here. */
-	if (observer_snapshot(d->m->observer, d->slot, d->base) < 0)
+	if (measure_restart(&d->ms, d->m->observer) < 0)
 		log_dev_warning(d->dev.name, "failed to read counters after a change");
 	d->settle = sd_event_source_disable_unref(d->settle);
 	return 0;
@@ -202,44 +202,29 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 	return true;
 }
 
-static void fill_depths(const struct device *d, struct kt_interval *iv)
-{
-	for (int op = 0; op < KT_OP_MAX; op++) {
-		unsigned depth;
-
-		if (kyber_debugfs_read_depth(d->m->o.debugfs, d->dev.name, kt_op_name[op], &depth) == 0)
-			iv->kyber_depth[op] = depth;
-	}
-}
-
 void device_step(struct device *d)
 {
 	struct manager *m = d->m;
+	struct measure_where w = {
+		.sysroot = m->o.sysroot, .debugfs = m->o.debugfs, .name = d->dev.name,
+	};
 	struct ctl_sample s;
-	struct kt_snapshot *x;
-	unsigned inflight;
 	bool changed = false;
 
 	refresh_scheduler(d);
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
-	if (observer_snapshot(m->observer, d->slot, d->cur) < 0 ||
-	    interval_compute(d->base, d->cur, d->iv) < 0) {
+	w.kyber = strcmp(d->scheduler, "kyber") == 0;
+	if (measure_step(&d->ms, m->observer, &w) < 0) {
 		log_dev_warning(d->dev.name, "failed to read counters");
 		return;
 	}
-	x = d->base;
-	d->base = d->cur;
-	d->cur = x;
-	if (blockdev_read_inflight(m->o.sysroot, d->dev.name, &inflight) == 0)
-		(void)observer_expire_lost(m->observer, d->slot, d->iv, inflight);
-	if (d->iv->reset)
+	if (d->ms.iv->reset)
 		return;
 	d->have_interval = true;
-	fill_depths(d, d->iv);
 	memset(&d->last, 0, sizeof(d->last));
 	if (!d->paused && !check_override(d)) {
-		ctl_sample_from_interval(d->iv, &s);
+		ctl_sample_from_interval(d->ms.iv, &s);
 		controller_decide(d->ctl, &s, &d->written, &d->last);
 		changed = apply(d, &s, &d->last);
 		set_state(d, d->last.state, d->last.reason);
@@ -355,10 +340,7 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 	snprintf(d->reason, sizeof(d->reason), "starting");
 	blockdev_stable_id(o->sysroot, bd, d->id, sizeof(d->id));
 	d->ctl = calloc(1, sizeof(*d->ctl));
-	d->base = calloc(1, sizeof(*d->base));
-	d->cur = calloc(1, sizeof(*d->cur));
-	d->iv = calloc(1, sizeof(*d->iv));
-	if (!d->ctl || !d->base || !d->cur || !d->iv) {
+	if (!d->ctl) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -376,13 +358,12 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 		snprintf(err, errlen, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
 		goto fail;
 	}
-	r = observer_watch(m->observer, d->dev.kdev, &d->slot);
-	if (r < 0 || (r = observer_snapshot(m->observer, d->slot, d->base)) < 0) {
+	r = measure_start(&d->ms, m->observer, d->dev.kdev);
+	if (r < 0) {
 		snprintf(err, errlen, "Failed to watch %s: %s", d->dev.name,
 			 r == -ENOSPC ? "all observer slots are in use (MaxDevices)" : strerror(-r));
 		goto fail;
 	}
-	d->watching = true;
 	if (g->mode == GOAL_MODE_ADVISE)
 		set_state(d, CTL_ADVISE, "mode=advise: decisions are reported, nothing is written");
 	format_targets(tg, sizeof(tg), &d->written);
@@ -436,13 +417,9 @@ struct device *device_free(struct device *d)
 	if (!d)
 		return NULL;
 	restore(d);
-	if (d->watching)
-		(void)observer_unwatch(d->m->observer, d->slot);
+	measure_stop(&d->ms, d->m->observer);
 	sd_event_source_disable_unref(d->settle);
 	free(d->ctl);
-	free(d->base);
-	free(d->cur);
-	free(d->iv);
 	free(d);
 	return NULL;
 }

@@ -5,6 +5,7 @@
 #include "blockdev.h"
 #include "controller.h"
 #include "interval.h"
+#include "measure.h"
 #include "manager.h"
 #include "state.h"
 
@@ -16,8 +17,7 @@ struct device {
 	char id[160];			/* stable id for persistent state */
 	struct goal goal;
 	enum goal_source source;
-	unsigned slot;
-	bool watching;
+	struct measure ms;		/* its counters, intervals and depths */
 	struct controller *ctl;
 	struct kyber_saved original;	/* for rollback */
 	bool saved;
@@ -29,8 +29,6 @@ struct device {
 	char reason[256];
 	bool overridden, paused;
 	bool gone;			/* the disk went away: nothing to restore */
-	struct kt_snapshot *base, *cur;
-	struct kt_interval *iv;		/* last interval */
 	bool have_interval;
 	struct ctl_decision last;	/* last decision */
 	sd_event_source *settle;

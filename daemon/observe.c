@@ -10,14 +10,13 @@
 #include "blockdev.h"
 #include "kyber-sysfs.h"
 #include "log.h"
+#include "measure.h"
 #include "observe.h"
 #include "report.h"
 
 struct observed {
 	struct blockdev dev;
-	unsigned slot;
-	struct kt_snapshot *prev, *cur;
-	struct kt_interval *iv;
+	struct measure ms;
 };
 
 struct observe_ctx {
@@ -37,32 +36,6 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* debugfs has the live depth; the last kyber_adjust is the fallback. */
-static void fill_depths(const struct observe_ctx *c, const struct observed *d, struct kt_interval *iv)
-{
-	for (int op = 0; op < KT_OP_MAX; op++) {
-		unsigned depth;
-
-		if (kyber_debugfs_read_depth(c->opts->debugfs, d->dev.name, kt_op_name[op], &depth) == 0)
-			iv->kyber_depth[op] = depth;
-	}
-}
-
-/* Entries whose completion the kernel never delivered: drop them once the
- * device is idle so the request map is empty again. */
-static void expire_lost(struct observe_ctx *c, struct observed *d)
-{
-	unsigned kernel_inflight;
-	int n;
-
-	if (blockdev_read_inflight(c->opts->sysroot, d->dev.name, &kernel_inflight) < 0)
-		return;
-	n = observer_expire_lost(c->observer, d->slot, d->iv, kernel_inflight);
-	if (n > 0)
-		log_debug("%s: expired %d request entries whose completion was never seen",
-			  d->dev.name, n);
-}
-
 /* Events the kernel skipped because the same program was already running
  * on that CPU (an interrupt nested in it): lost samples. */
 static uint64_t bpf_misses(struct observe_ctx *c)
@@ -79,26 +52,24 @@ static uint64_t bpf_misses(struct observe_ctx *c)
 
 static void report_device(struct observe_ctx *c, struct observed *d)
 {
-	struct report_device rd = { .name = d->dev.name, .iv = d->iv };
+	struct report_device rd = { .name = d->dev.name, .iv = d->ms.iv };
+	struct measure_where w = {
+		.sysroot = c->opts->sysroot, .debugfs = c->opts->debugfs, .name = d->dev.name,
+	};
 	struct sched_info si;
-	struct kt_snapshot *t;
 	int r;
 
-	r = observer_snapshot(c->observer, d->slot, d->cur);
+	if (kyber_sysfs_read_scheduler(c->opts->sysroot, d->dev.name, &si) == 0) {
+		rd.scheduler = si.current;
+		w.kyber = strcmp(si.current, "kyber") == 0;
+		if (w.kyber)
+			rd.has_targets = kyber_sysfs_read_targets(c->opts->sysroot, d->dev.name,
+								 &rd.targets) == 0;
+	}
+	r = measure_step(&d->ms, c->observer, &w);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to read the counters of %s: %m", d->dev.name);
 		return;
-	}
-	if (interval_compute(d->prev, d->cur, d->iv) < 0)
-		return;
-	expire_lost(c, d);
-	if (kyber_sysfs_read_scheduler(c->opts->sysroot, d->dev.name, &si) == 0) {
-		rd.scheduler = si.current;
-		if (strcmp(si.current, "kyber") == 0) {
-			rd.has_targets = kyber_sysfs_read_targets(c->opts->sysroot, d->dev.name,
-								 &rd.targets) == 0;
-			fill_depths(c, d, d->iv);
-		}
 	}
 	rd.realtime_ns = realtime_ns();
 	rd.bpf_misses = bpf_misses(c);
@@ -106,9 +77,6 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 		report_json(stdout, &rd);
 	else
 		report_text(stdout, &rd);
-	t = d->prev;
-	d->prev = d->cur;
-	d->cur = t;
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
@@ -130,13 +98,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 
 static void ctx_done(struct observe_ctx *c)
 {
-	for (size_t i = 0; i < c->n_devs; i++) {
-		if (c->observer)
-			(void)observer_unwatch(c->observer, c->devs[i].slot);
-		free(c->devs[i].prev);
-		free(c->devs[i].cur);
-		free(c->devs[i].iv);
-	}
+	for (size_t i = 0; i < c->n_devs; i++)
+		measure_stop(&c->devs[i].ms, c->observer);
 	free(c->devs);
 	observer_free(c->observer);
 	sd_event_unref(c->event);
@@ -164,14 +127,7 @@ int observe_run(const struct observe_options *opts)
 		}
 		if (blockdev_check_kyber(opts->sysroot, &d->dev, err, sizeof(err)) < 0)
 			log_warning("%s; observing latencies only", err);
-		d->prev = calloc(1, sizeof(*d->prev));
-		d->cur = calloc(1, sizeof(*d->cur));
-		d->iv = calloc(1, sizeof(*d->iv));
 		c.n_devs++;
-		if (!d->prev || !d->cur || !d->iv) {
-			r = log_error_errno(-ENOMEM, "Out of memory");
-			goto out;
-		}
 	}
 
 	r = observer_new(&c.observer, opts->attach, (unsigned)opts->n_devices, err, sizeof(err));
@@ -184,18 +140,13 @@ int observe_run(const struct observe_options *opts)
 	for (size_t i = 0; i < c.n_devs; i++) {
 		struct observed *d = &c.devs[i];
 
-		r = observer_watch(c.observer, d->dev.kdev, &d->slot);
+		r = measure_start(&d->ms, c.observer, d->dev.kdev);
 		if (r == -EEXIST) {
 			r = log_error_errno(r, "%s is given twice", d->dev.name);
 			goto out;
 		}
 		if (r < 0) {
 			log_error_errno(r, "Failed to watch %s: %m", d->dev.name);
-			goto out;
-		}
-		r = observer_snapshot(c.observer, d->slot, d->prev);
-		if (r < 0) {
-			log_error_errno(r, "Failed to read the counters of %s: %m", d->dev.name);
 			goto out;
 		}
 	}

@@ -323,14 +323,6 @@ int observer_expire(struct observer *o, unsigned slot)
 	return sweep_requests(o, slot, &o->books[slot]);
 }
 
-int observer_expire_lost(struct observer *o, unsigned slot, const struct kt_interval *iv,
-			 unsigned kernel_inflight)
-{
-	if (!interval_lost_completions(iv, kernel_inflight))
-		return 0;
-	return observer_expire(o, slot);
-}
-
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out)
 {
 	struct timespec ts;

@@ -50,11 +50,6 @@ int observer_unwatch(struct observer *o, unsigned slot);
  */
 int observer_expire(struct observer *o, unsigned slot);
 
-/* The policy around it: expire when interval_lost_completions() says so.
- * kernel_inflight from blockdev_read_inflight(). Returns entries dropped. */
-int observer_expire_lost(struct observer *o, unsigned slot, const struct kt_interval *iv,
-			 unsigned kernel_inflight);
-
 /* Cumulative counters of a watched slot, summed over CPUs. */
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out);
 

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "blockdev.h"
+#include "kyber-sysfs.h"
+#include "log.h"
+#include "measure.h"
+
+int measure_start(struct measure *ms, struct observer *o, uint32_t kdev)
+{
+	int r;
+
+	*ms = (struct measure){};
+	ms->base = calloc(1, sizeof(*ms->base));
+	ms->cur = calloc(1, sizeof(*ms->cur));
+	ms->iv = calloc(1, sizeof(*ms->iv));
+	if (!ms->base || !ms->cur || !ms->iv)
+		return -ENOMEM;
+	r = observer_watch(o, kdev, &ms->slot);
+	if (r < 0)
+		return r;
+	ms->watching = true;
+	return observer_snapshot(o, ms->slot, ms->base);
+}
+
+void measure_stop(struct measure *ms, struct observer *o)
+{
+	if (ms->watching)
+		(void)observer_unwatch(o, ms->slot);
+	free(ms->base);
+	free(ms->cur);
+	free(ms->iv);
+	*ms = (struct measure){};
+}
+
+int measure_restart(struct measure *ms, struct observer *o)
+{
+	return observer_snapshot(o, ms->slot, ms->base);
+}
+
+/*
+ * Kyber's depth of each domain, from one place: debugfs's live depth when
+ * it can be read; else the last depth Kyber reported (kyber_adjust, in the
+ * interval already); else, with requests waiting in Kyber while others are
+ * in flight, every token is taken and the number in flight is the depth.
+ */
+static void resolve_depths(struct kt_interval *iv, const struct measure_where *w)
+{
+	for (int op = 0; op < KT_OP_MAX; op++) {
+		const struct kt_op_interval *o = &iv->op[op];
+		unsigned depth;
+
+		if (kyber_debugfs_read_depth(w->debugfs, w->name, kt_op_name[op], &depth) == 0)
+			iv->kyber_depth[op] = depth;
+		else if (!iv->kyber_depth[op] && o->queued > 0 && o->inflight > 0)
+			iv->kyber_depth[op] = (uint32_t)o->inflight;
+	}
+}
+
+/* Entries whose completion the kernel never delivered: dropped once the
+ * device is idle, so the request map is empty again. */
+static void sweep_lost(struct measure *ms, struct observer *o, const struct measure_where *w)
+{
+	unsigned kernel_inflight;
+	int n;
+
+	if (blockdev_read_inflight(w->sysroot, w->name, &kernel_inflight) < 0 ||
+	    !interval_lost_completions(ms->iv, kernel_inflight))
+		return;
+	n = observer_expire(o, ms->slot);
+	if (n > 0)
+		log_debug("%s: expired %d request entries whose completion was never seen", w->name, n);
+}
+
+int measure_step(struct measure *ms, struct observer *o, const struct measure_where *w)
+{
+	struct kt_snapshot *t;
+	int r;
+
+	r = observer_snapshot(o, ms->slot, ms->cur);
+	if (r < 0)
+		return r;
+	r = interval_compute(ms->base, ms->cur, ms->iv);
+	if (r < 0)
+		return r;
+	t = ms->base;
+	ms->base = ms->cur;
+	ms->cur = t;
+	sweep_lost(ms, o, w);
+	if (w->kyber && !ms->iv->reset)
+		resolve_depths(ms->iv, w);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One device's measurement pipeline, the same for the tuner (device.c) and
+ * for --observe (observe.c): the BPF counters' snapshot, the interval since
+ * the previous one, the sweep of request entries whose completion the
+ * kernel never delivered, and Kyber's depths. Data flows one way: the
+ * observer is asked for counters and, when the interval says so, to sweep;
+ * it never sees an interval.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interval.h"
+#include "observer.h"
+
+struct measure {
+	unsigned slot;
+	bool watching;
+	struct kt_snapshot *base, *cur;
+	struct kt_interval *iv;		/* the last interval */
+};
+
+/* Watch kdev and take the first snapshot. -EEXIST when kdev is watched
+ * already, -ENOSPC when every observer slot is in use, -ENOMEM. */
+int measure_start(struct measure *ms, struct observer *o, uint32_t kdev);
+/* Unwatch and free; safe on a measure never started. */
+void measure_stop(struct measure *ms, struct observer *o);
+/* The next interval starts now (the first Kyber window after a change
+ * mixes old and new buckets). */
+int measure_restart(struct measure *ms, struct observer *o);
+
+struct measure_where {
+	const char *sysroot, *debugfs;	/* "/sys", "/sys/kernel/debug" normally */
+	const char *name;		/* the disk */
+	bool kyber;			/* Kyber is its scheduler: read its depths */
+};
+
+/* The interval since the previous call, in ms->iv; -errno when the
+ * counters cannot be read (ms->iv is then unchanged). */
+int measure_step(struct measure *ms, struct observer *o, const struct measure_where *w);
