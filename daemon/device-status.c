@@ -11,6 +11,7 @@
 #include "manager-internal.h"
 #include "record.h"
 #include "report.h"
+#include "time-util.h"
 
 const char *device_name(const struct device *d)
 {
@@ -79,10 +80,8 @@ void device_report_json(const struct device *d, bool changed)
 		.iv = d->ms.iv,
 		.tuner = &rt,
 	};
-	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	rd.realtime_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	rd.realtime_ns = now_ns(CLOCK_REALTIME);
 	report_json(stdout, &rd);
 	fflush(stdout);
 }
@@ -114,13 +113,11 @@ void device_record_interval(struct device *d, bool changed)
 	Kybertune__IntervalRecord rec = KYBERTUNE__INTERVAL_RECORD__INIT;
 	Kybertune__OpSummary rd, wr;
 	char goal[GOAL_TEXT_MAX];
-	struct timespec ts;
 	int r;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	op_summary(&d->ms.iv->op[KT_OP_READ], d->ms.iv->kyber_depth[KT_OP_READ], &rd);
 	op_summary(&d->ms.iv->op[KT_OP_WRITE], d->ms.iv->kyber_depth[KT_OP_WRITE], &wr);
-	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	rec.time_ns = now_ns(CLOCK_REALTIME);
 	rec.device = d->dev.name;
 	rec.interval_ns = d->ms.iv->duration_ns;
 	rec.goal = goal_format(&d->goal, goal, sizeof(goal));

@@ -13,6 +13,7 @@
 #include "parse-util.h"
 #include "record.h"
 #include "report.h"
+#include "time-util.h"
 
 static void format_targets(char *buf, size_t n, const struct kyber_targets *t)
 {
@@ -117,18 +118,16 @@ static bool check_override(struct device *d)
 static void remember_targets(struct device *d, const struct kyber_targets *t)
 {
 	struct state_device *sd = state_find(&d->m->state, d->id), e = {};
-	struct timespec ts;
 
 	if (sd)
 		e = *sd;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	e.id = d->id;
 	e.name = d->dev.name;
 	e.read_target_ns = t->read_ns;
 	e.write_target_ns = t->write_ns;
 	e.write_ref_p99_ns = (uint64_t)controller_write_ref_ns(d->ctl);
 	e.write_ref_iops = controller_write_ref_iops(d->ctl);
-	e.updated_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	e.updated_ns = now_ns(CLOCK_REALTIME);
 	if (state_put(&d->m->state, &e) == 0)
 		manager_save_state(d->m);
 }

@@ -13,6 +13,7 @@
 #include "measure.h"
 #include "observe.h"
 #include "report.h"
+#include "time-util.h"
 
 struct observed {
 	struct blockdev dev;
@@ -27,14 +28,6 @@ struct observe_ctx {
 	uint64_t intervals;
 	sd_event *event;
 };
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Events the kernel skipped because the same program was already running
  * on that CPU (an interrupt nested in it): lost samples. */
@@ -71,7 +64,7 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 		log_warning_errno(r, "Failed to read the counters of %s: %m", d->dev.name);
 		return;
 	}
-	rd.realtime_ns = realtime_ns();
+	rd.realtime_ns = now_ns(CLOCK_REALTIME);
 	rd.bpf_misses = bpf_misses(c);
 	if (c->opts->json)
 		report_json(stdout, &rd);

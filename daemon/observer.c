@@ -14,6 +14,7 @@
 #include "log.h"
 #include "macro.h"
 #include "observer.h"
+#include "time-util.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -325,8 +326,6 @@ int observer_expire(struct observer *o, unsigned slot)
 
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out)
 {
-	struct timespec ts;
-
 	if (slot >= o->max_devices || !o->slot_used[slot])
 		return -ENOENT;
 	for (unsigned op = 0; op < KT_OP_MAX; op++) {
@@ -341,8 +340,7 @@ int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out
 	}
 	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &out->kyber) < 0)
 		return negative_errno();
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	out->time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	out->time_ns = now_ns(CLOCK_MONOTONIC);
 	return 0;
 }
 

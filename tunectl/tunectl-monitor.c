@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "tunectl.h"
+#include "time-util.h"
 
 struct monitor {
 	sd_event *event;
@@ -26,14 +27,6 @@ struct monitor {
 	} *seen;
 	size_t n_seen;
 };
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* Whether the device's Changes went up since its previous line. */
 static bool monitor_changed(struct monitor *mo, const char *path, uint64_t changes)
@@ -71,11 +64,11 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
 	if (get_status(mo->bus, path, &reply, &s) < 0)
 		return 0;	/* gone meanwhile: its removal is no error */
 	if (arg_json) {
-		tf_status_json(stdout, &s, realtime_ns());
+		tf_status_json(stdout, &s, now_ns(CLOCK_REALTIME));
 		return 0;
 	}
 	iv = (struct tf_interval) {
-		.time_ns = realtime_ns(),
+		.time_ns = now_ns(CLOCK_REALTIME),
 		.device = s.name, .goal = s.goal, .state = s.state, .reason = s.reason,
 		.interval_ns = s.interval_ns,
 		.read_target_ns = s.read_target_ns, .write_target_ns = s.write_target_ns,
