@@ -276,7 +276,7 @@ static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *er
 	return sd_event_exit(b->event, -ECONNRESET);
 }
 
-int bus_start(struct bus **ret, sd_event *event, struct manager *m, char *err, size_t errlen)
+int bus_start(struct bus **ret, sd_event *event, struct manager *m)
 {
 	struct manager_callbacks cb = {
 		.device_added = on_device_added,
@@ -292,7 +292,7 @@ int bus_start(struct bus **ret, sd_event *event, struct manager *m, char *err, s
 	*ret = NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return -ENOMEM;
+		return log_oom();
 	b->m = m;
 	b->event = sd_event_ref(event);
 
@@ -343,12 +343,12 @@ int bus_start(struct bus **ret, sd_event *event, struct manager *m, char *err, s
 	return 0;
 fail:
 	if (r == -EEXIST && strcmp(what, "own " BUS_NAME) == 0)
-		snprintf(err, errlen, "Failed to own %s: another kyber-tuned is running", BUS_NAME);
+		log_error("Failed to own %s: another kyber-tuned is running", BUS_NAME);
 	else if (r == -EACCES && strcmp(what, "own " BUS_NAME) == 0)
-		snprintf(err, errlen, "Failed to own %s: not allowed (is the D-Bus policy %s.conf installed?)",
-			 BUS_NAME, BUS_NAME);
+		log_error("Failed to own %s: not allowed (is the D-Bus policy %s.conf installed?)",
+			  BUS_NAME, BUS_NAME);
 	else
-		snprintf(err, errlen, "Failed to %s: %s", what, strerror(-r));
+		log_error_errno(r, "Failed to %s: %m", what);
 	bus_free(b);
 	return r;
 }

@@ -20,7 +20,7 @@ struct bus;
 /*
  * Connect to the system bus (DBUS_SYSTEM_BUS_ADDRESS is honoured), attach
  * to the event loop, register the objects, take over the manager's
- * callbacks and request the name. On failure -errno and a sentence in err.
+ * callbacks and request the name. On failure -errno, the cause logged.
  */
-int bus_start(struct bus **ret, sd_event *event, struct manager *m, char *err, size_t errlen);
+int bus_start(struct bus **ret, sd_event *event, struct manager *m);
 struct bus *bus_free(struct bus *b);

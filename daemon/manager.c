@@ -146,16 +146,16 @@ void manager_save_originals(struct manager *m)
 		log_warning_errno(r, "Failed to save %s: %m", m->originals_path);
 }
 
-int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o,
-		char *err, size_t errlen)
+int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o)
 {
 	struct manager *m;
+	char err[512] = "";
 	bool oom = false;
 	int r;
 
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return -ENOMEM;
+		return log_oom();
 	m->o = *o;
 	m->event = sd_event_ref(event);
 	m->sysroot = dup_or_null(o->sysroot, &oom);
@@ -164,7 +164,7 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	m->runtime_dir = dup_or_null(o->runtime_dir, &oom);
 	m->record_path = dup_or_null(o->record_path, &oom);
 	if (oom) {
-		r = -ENOMEM;
+		r = log_oom();
 		goto fail;
 	}
 	m->o.sysroot = m->sysroot;
@@ -177,18 +177,19 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	if (m->o.record_path) {
 		r = recorder_open(&m->recorder, m->o.record_path);
 		if (r < 0) {
-			snprintf(err, errlen, "Failed to open the flight recorder %s: %s", m->o.record_path,
-				 strerror(-r));
+			log_error_errno(r, "Failed to open the flight recorder %s: %m", m->o.record_path);
 			goto fail;
 		}
 	}
-	r = observer_new(&m->observer, o->attach, o->max_devices, err, errlen);
-	if (r < 0)
+	r = observer_new(&m->observer, o->attach, o->max_devices, err, sizeof(err));
+	if (r < 0) {
+		log_error("%s", err[0] ? err : "Failed to load the BPF observer");
 		goto fail;
+	}
 	log_debug("BPF observer attached via %s", observer_attach_to_string(observer_attach_mode(m->observer)));
 	r = sd_event_add_time(event, &m->tick, CLOCK_MONOTONIC, 0, 1000, on_tick, m);
 	if (r < 0) {
-		snprintf(err, errlen, "Failed to add the interval timer: %s", strerror(-r));
+		log_error_errno(r, "Failed to add the interval timer: %m");
 		goto fail;
 	}
 	(void)sd_event_source_set_enabled(m->tick, SD_EVENT_OFF);

@@ -58,9 +58,8 @@ struct manager_callbacks {
 	void *userdata;
 };
 
-/* Loads and attaches the observer. err names the cause on failure. */
-int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o,
-		char *err, size_t errlen);
+/* Loads and attaches the observer. On failure -errno, the cause logged. */
+int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o);
 /* Stops every device (rolling back as configured) and frees. */
 struct manager *manager_free(struct manager *m);
 void manager_set_callbacks(struct manager *m, const struct manager_callbacks *cb);

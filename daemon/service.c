@@ -92,7 +92,7 @@ static unsigned apply_conf_goals(struct service *svc)
 {
 	const char **names = calloc(svc->conf.n_goals + 1, sizeof(char *));
 	unsigned refused = 0;
-	char err[512];
+	char err[512] = "";
 
 	for (size_t i = 0; i < svc->conf.n_goals; i++) {
 		const struct conf_goal *g = &svc->conf.goals[i];
@@ -141,7 +141,7 @@ int service_run(const struct service_options *o)
 	struct manager_options mo = o->manager;
 	struct bus *bus = NULL;
 	sd_event *event = NULL;
-	char err[512];
+	char err[512] = "";
 	sigset_t ss;
 	int r;
 
@@ -167,27 +167,26 @@ int service_run(const struct service_options *o)
 		goto out;
 	}
 	svc.event = event;
-	r = manager_new(&svc.m, event, &mo, err, sizeof(err));
-	if (r < 0) {
-		log_error("%s", err);
+	r = manager_new(&svc.m, event, &mo);
+	if (r < 0)
 		goto out;
-	}
 	for (size_t i = 0; i < o->n_goals; i++) {
 		r = manager_set_goal_from(svc.m, o->goals[i].device, o->goals[i].goal, GOAL_SOURCE_CLI,
 					  err, sizeof(err));
 		if (r < 0) {
-			log_error("%s", err);
+			if (err[0])
+				log_error("%s", err);
+			else
+				log_error_errno(r, "Failed to tune %s: %m", o->goals[i].device);
 			goto out;
 		}
 	}
 	(void)apply_conf_goals(&svc);
 	manager_restore_previous(svc.m);
 	if (o->bus) {
-		r = bus_start(&bus, event, svc.m, err, sizeof(err));
-		if (r < 0) {
-			log_error("%s", err);
+		r = bus_start(&bus, event, svc.m);
+		if (r < 0)
 			goto out;
-		}
 	} else if (manager_n_devices(svc.m) == 0) {
 		r = log_error_errno(-EINVAL, "Nothing to tune: no goal and no D-Bus service");
 		goto out;

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdarg.h>
 #include "macro.h"
 
@@ -62,6 +63,8 @@ int log_internalv(int level, int error, const struct log_meta *meta, const char 
 #define log_error_errno(e, ...)	log_internal(LOG_LEVEL_ERR, (e), __VA_ARGS__)
 #define log_warning_errno(e, ...) log_internal(LOG_LEVEL_WARNING, (e), __VA_ARGS__)
 #define log_debug_errno(e, ...)	log_internal(LOG_LEVEL_DEBUG, (e), __VA_ARGS__)
+/* -ENOMEM, logged. */
+#define log_oom()		log_error_errno(-ENOMEM, "Out of memory")
 
 #define log_dev(level, error, dev, ...) log_internal_meta((level), (error), LOG_META((dev), NULL), __VA_ARGS__)
 #define log_dev_event(level, dev, id, ...) log_internal_meta((level), 0, LOG_META((dev), (id)), __VA_ARGS__)
