@@ -2,7 +2,8 @@
 /*
  * The Device objects: /org/kybertune/KyberTune1/device/<name>, one per
  * tuned device, served by one fallback vtable (docs/dbus.md). Properties
- * are read live from device_get_status(); PropertiesChanged goes out once
+ * come from device_get_status(), which holds what the last interval left
+ * (no sysfs read per property); PropertiesChanged goes out once
  * per interval from the manager's interval callback, naming what changed
  * since the previous one.
  */

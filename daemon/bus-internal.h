@@ -8,6 +8,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus.h"
+#include "device.h"
 #include "manager.h"
 
 struct bus_auth;

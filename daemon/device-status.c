@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "log.h"
-#include "manager-internal.h"
+#include "device-internal.h"
 #include "record.h"
 #include "report.h"
 #include "time-util.h"
@@ -129,7 +129,7 @@ void device_record_interval(struct device *d, bool changed)
 	rec.metric_ns = d->last.goal_known ? d->last.metric_ns : 0;
 	rec.read = &rd;
 	rec.write = &wr;
-	r = recorder_append(d->m->recorder, &rec);
+	r = recorder_append(d->env.recorder, &rec);
 	if (r < 0)
 		log_dev_warning_errno(d->dev.name, r, "failed to append to the flight recorder: %m");
 }

@@ -9,7 +9,8 @@
 #include <time.h>
 
 #include "log.h"
-#include "manager-internal.h"
+#include "device-internal.h"
+#include "state.h"
 #include "parse-util.h"
 #include "record.h"
 #include "report.h"
@@ -58,7 +59,7 @@ static void set_state(struct device *d, enum ctl_state st, const char *reason)
 
 static int write_targets(struct device *d, const struct kyber_targets *t)
 {
-	int r = kyber_sysfs_write_targets(d->m->o.sysroot, d->dev.name, t);
+	int r = kyber_sysfs_write_targets(d->env.o->sysroot, d->dev.name, t);
 
 	if (r < 0)
 		return log_dev_warning_errno(d->dev.name, r, "failed to write targets: %m");
@@ -72,7 +73,7 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 
 	/* The first Kyber window after a change mixes old and new buckets:
 	 * start the next interval here. */
-	if (measure_restart(&d->ms, d->m->observer) < 0)
+	if (measure_restart(&d->ms, d->env.observer) < 0)
 		log_dev_warning(d->dev.name, "failed to read counters after a change");
 	d->settle = sd_event_source_disable_unref(d->settle);
 	return 0;
@@ -85,13 +86,13 @@ static void refresh_scheduler(struct device *d)
 {
 	struct sched_info si;
 
-	if (kyber_sysfs_read_scheduler(d->m->o.sysroot, d->dev.name, &si) == 0)
+	if (kyber_sysfs_read_scheduler(d->env.o->sysroot, d->dev.name, &si) == 0)
 		memcpy(d->scheduler, si.current, sizeof(d->scheduler));
 }
 
 static bool check_override(struct device *d)
 {
-	const char *root = d->m->o.sysroot;
+	const char *root = d->env.o->sysroot;
 	struct kyber_targets now;
 	char why[200];
 
@@ -117,7 +118,7 @@ static bool check_override(struct device *d)
  * writes' unthrottled latency and rate. */
 static void remember_targets(struct device *d, const struct kyber_targets *t)
 {
-	struct state_device *sd = state_find(&d->m->state, d->id), e = {};
+	struct state_device *sd = state_find(d->env.state, d->id), e = {};
 
 	if (sd)
 		e = *sd;
@@ -128,8 +129,8 @@ static void remember_targets(struct device *d, const struct kyber_targets *t)
 	e.write_ref_p99_ns = (uint64_t)controller_write_ref_ns(d->ctl);
 	e.write_ref_iops = controller_write_ref_iops(d->ctl);
 	e.updated_ns = now_ns(CLOCK_REALTIME);
-	if (state_put(&d->m->state, &e) == 0)
-		manager_save_state(d->m);
+	if (state_put(d->env.state, &e) == 0)
+		d->env.save_state(d->env.owner);
 }
 
 /* The journal fields of a target change: what was, what is, what was seen
@@ -165,7 +166,7 @@ static const char *const *change_fields(struct change_fields *f, const struct ct
 /* Write what the controller decided. */
 static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl_decision *dec)
 {
-	struct manager *m = d->m;
+	const struct manager_callbacks *cb = d->env.cb;
 	char old[48], new[48], obs[320];
 	struct kyber_targets before = d->written;
 	struct change_fields fields;
@@ -189,23 +190,23 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 			     change_fields(&fields, s, dec, &before, &dec->targets),
 			     "targets %s -> %s; %s; %s", old, new, obs, dec->reason);
 	d->changes++;
-	sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+	sd_event_now(d->env.event, CLOCK_MONOTONIC, &now);
 	d->settle = sd_event_source_disable_unref(d->settle);
-	if (sd_event_add_time(m->event, &d->settle, CLOCK_MONOTONIC,
-			      now + m->o.settle_ns / 1000, 1000,
+	if (sd_event_add_time(d->env.event, &d->settle, CLOCK_MONOTONIC,
+			      now + d->env.o->settle_ns / 1000, 1000,
 			      on_settled, d) < 0)
 		log_dev_warning(d->dev.name, "failed to arm the settle timer");
 	remember_targets(d, &dec->targets);
-	if (m->cb.targets_changed)
-		m->cb.targets_changed(d, &before, &dec->targets, dec->reason, m->cb.userdata);
+	if (cb->targets_changed)
+		cb->targets_changed(d, &before, &dec->targets, dec->reason, cb->userdata);
 	return true;
 }
 
 void device_step(struct device *d)
 {
-	struct manager *m = d->m;
+	const struct manager_callbacks *cb = d->env.cb;
 	struct measure_where w = {
-		.sysroot = m->o.sysroot, .debugfs = m->o.debugfs, .name = d->dev.name,
+		.sysroot = d->env.o->sysroot, .debugfs = d->env.o->debugfs, .name = d->dev.name,
 	};
 	struct ctl_sample s;
 	bool changed = false;
@@ -214,7 +215,7 @@ void device_step(struct device *d)
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
 	w.kyber = strcmp(d->scheduler, "kyber") == 0;
-	if (measure_step(&d->ms, m->observer, &w) < 0) {
+	if (measure_step(&d->ms, d->env.observer, &w) < 0) {
 		log_dev_warning(d->dev.name, "failed to read counters");
 		return;
 	}
@@ -227,15 +228,15 @@ void device_step(struct device *d)
 		controller_decide(d->ctl, &s, &d->written, &d->last);
 		changed = apply(d, &s, &d->last);
 		set_state(d, d->last.state, d->last.reason);
-		if (d->last.goal_known && !d->last.goal_met && m->cb.goal_violated)
-			m->cb.goal_violated(d, d->last.metric_ns, d->goal.read_ns, m->cb.userdata);
+		if (d->last.goal_known && !d->last.goal_met && cb->goal_violated)
+			cb->goal_violated(d, d->last.metric_ns, d->goal.read_ns, cb->userdata);
 	}
-	if (m->o.json)
+	if (d->env.o->json)
 		device_report_json(d, changed);
-	if (m->recorder)
+	if (d->env.recorder)
 		device_record_interval(d, changed);
-	if (m->cb.interval)
-		m->cb.interval(d, m->cb.userdata);
+	if (cb->interval)
+		cb->interval(d, cb->userdata);
 }
 
 /*
@@ -246,7 +247,7 @@ void device_step(struct device *d)
  */
 static int start_kyber(struct device *d, char *err, size_t errlen)
 {
-	const struct manager_options *o = &d->m->o;
+	const struct manager_options *o = d->env.o;
 	int r;
 
 	if (d->original.was_kyber) {
@@ -285,8 +286,7 @@ static int start_kyber(struct device *d, char *err, size_t errlen)
  */
 static int save_original(struct device *d, char *err, size_t errlen)
 {
-	struct manager *m = d->m;
-	struct original *prev = originals_find(&m->originals, d->id), e;
+	struct original *prev = originals_find(d->env.originals, d->id), e;
 	int r;
 
 	if (prev) {
@@ -300,7 +300,7 @@ static int save_original(struct device *d, char *err, size_t errlen)
 		d->saved = true;
 		return 0;
 	}
-	r = kyber_sysfs_save(m->o.sysroot, d->dev.name, &d->original);
+	r = kyber_sysfs_save(d->env.o->sysroot, d->dev.name, &d->original);
 	if (r < 0) {
 		snprintf(err, errlen, "Failed to read the scheduler and targets of %s: %s", d->dev.name,
 			 strerror(-r));
@@ -312,15 +312,15 @@ static int save_original(struct device *d, char *err, size_t errlen)
 		.was_kyber = d->original.was_kyber, .read_target_ns = d->original.targets.read_ns,
 		.write_target_ns = d->original.targets.write_ns,
 	};
-	if (originals_put(&m->originals, &e) == 0)
-		manager_save_originals(m);
+	if (originals_put(d->env.originals, &e) == 0)
+		d->env.save_originals(d->env.owner);
 	return 0;
 }
 
-int device_new(struct manager *m, const struct blockdev *bd, const struct goal *g,
+int device_new(const struct device_env *env, const struct blockdev *bd, const struct goal *g,
 	       enum goal_source source, struct device **ret, char *err, size_t errlen)
 {
-	const struct manager_options *o = &m->o;
+	const struct manager_options *o = env->o;
 	char goal[GOAL_TEXT_MAX], tg[48];
 	struct device *d;
 	int r;
@@ -331,7 +331,7 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->m = m;
+	d->env = *env;
 	d->dev = *bd;
 	d->goal = *g;
 	d->source = source;
@@ -357,7 +357,7 @@ int device_new(struct manager *m, const struct blockdev *bd, const struct goal *
 		snprintf(err, errlen, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
 		goto fail;
 	}
-	r = measure_start(&d->ms, m->observer, d->dev.kdev);
+	r = measure_start(&d->ms, env->observer, d->dev.kdev);
 	if (r < 0) {
 		snprintf(err, errlen, "Failed to watch %s: %s", d->dev.name,
 			 r == -ENOSPC ? "all observer slots are in use (MaxDevices)" : strerror(-r));
@@ -379,7 +379,7 @@ bool device_present(struct device *d)
 	struct blockdev now;
 	char err[256];
 
-	if (blockdev_resolve(d->m->o.sysroot, d->dev.name, &now, err, sizeof(err)) == 0 &&
+	if (blockdev_resolve(d->env.o->sysroot, d->dev.name, &now, err, sizeof(err)) == 0 &&
 	    now.kdev == d->dev.kdev)
 		return true;
 	d->gone = true;
@@ -394,15 +394,15 @@ static void restore(struct device *d)
 		return;
 	/* Stopping cleanly: whatever happens next, no later instance should
 	 * restore this device for us. */
-	originals_remove(&d->m->originals, d->id);
-	manager_save_originals(d->m);
-	if (!d->m->o.rollback || d->goal.mode == GOAL_MODE_ADVISE || d->gone)
+	originals_remove(d->env.originals, d->id);
+	d->env.save_originals(d->env.owner);
+	if (!d->env.o->rollback || d->goal.mode == GOAL_MODE_ADVISE || d->gone)
 		return;
 	if (d->overridden) {
 		log_dev_notice(d->dev.name, "overridden by someone else: leaving it as it is");
 		return;
 	}
-	r = kyber_sysfs_restore(d->m->o.sysroot, d->dev.name, &d->original);
+	r = kyber_sysfs_restore(d->env.o->sysroot, d->dev.name, &d->original);
 	refresh_scheduler(d);
 	if (r < 0)
 		log_dev_error_errno(d->dev.name, r, "failed to restore scheduler %s: %m", d->original.scheduler);
@@ -416,17 +416,18 @@ struct device *device_free(struct device *d)
 	if (!d)
 		return NULL;
 	restore(d);
-	measure_stop(&d->ms, d->m->observer);
+	measure_stop(&d->ms, d->env.observer);
 	sd_event_source_disable_unref(d->settle);
 	free(d->ctl);
 	free(d);
 	return NULL;
 }
 
-void device_set_goal(struct device *d, const struct goal *g)
+void device_set_goal(struct device *d, const struct goal *g, enum goal_source source)
 {
 	char goal[GOAL_TEXT_MAX];
 
+	d->source = source;
 	d->goal = *g;
 	controller_init(d->ctl, g);
 	set_state(d, g->mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "new goal");
@@ -445,19 +446,19 @@ int device_resume(struct device *d)
 	int r;
 
 	/* After a reset the device is back on its original scheduler. */
-	r = kyber_sysfs_read_scheduler(d->m->o.sysroot, d->dev.name, &si);
+	r = kyber_sysfs_read_scheduler(d->env.o->sysroot, d->dev.name, &si);
 	if (r < 0)
 		return r;
 	if (strcmp(si.current, "kyber") != 0) {
-		if (!d->m->o.switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE)
+		if (!d->env.o->switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE)
 			return -EINVAL;
-		r = kyber_sysfs_set_scheduler(d->m->o.sysroot, d->dev.name, "kyber");
+		r = kyber_sysfs_set_scheduler(d->env.o->sysroot, d->dev.name, "kyber");
 		refresh_scheduler(d);
 		if (r < 0)
 			return r;
 	}
 	/* Take whatever is there now as the starting point. */
-	r = kyber_sysfs_read_targets(d->m->o.sysroot, d->dev.name, &d->written);
+	r = kyber_sysfs_read_targets(d->env.o->sysroot, d->dev.name, &d->written);
 	if (r < 0)
 		return r;
 	d->overridden = d->paused = false;
@@ -471,7 +472,7 @@ int device_reset(struct device *d)
 	int r;
 
 	d->overridden = false;
-	r = kyber_sysfs_restore(d->m->o.sysroot, d->dev.name, &d->original);
+	r = kyber_sysfs_restore(d->env.o->sysroot, d->dev.name, &d->original);
 	refresh_scheduler(d);
 	if (r < 0)
 		return r;
@@ -480,4 +481,34 @@ int device_reset(struct device *d)
 	d->paused = true;
 	set_state(d, CTL_PAUSED, "reset: original scheduler and targets restored");
 	return 0;
+}
+
+const char *device_id(const struct device *d)
+{
+	return d->id;
+}
+
+uint32_t device_kdev(const struct device *d)
+{
+	return d->dev.kdev;
+}
+
+const struct goal *device_goal(const struct device *d)
+{
+	return &d->goal;
+}
+
+enum goal_source device_source(const struct device *d)
+{
+	return d->source;
+}
+
+bool device_overridden(const struct device *d)
+{
+	return d->overridden;
+}
+
+bool device_stopped(const struct device *d)
+{
+	return d->overridden || d->paused;
 }

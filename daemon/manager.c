@@ -5,10 +5,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device.h"
 #include "log.h"
-#include "manager-internal.h"
+#include "state.h"
 #include "parse-util.h"
 #include "record.h"
+
+struct manager {
+	struct manager_options o;
+	char *sysroot, *debugfs, *state_dir, *runtime_dir, *record_path;	/* owned copies */
+	sd_event *event;
+	sd_event_source *tick;		/* off while no device is tuned */
+	struct observer *observer;
+	struct device **devs;
+	size_t n_devs;
+	struct manager_callbacks cb;
+	struct recorder *recorder;
+	struct state state;		/* goals set at run time, learned state */
+	struct originals originals;	/* what to restore, also after a crash */
+	char *state_path, *originals_path;	/* NULL: not kept */
+};
 
 void manager_options_default(struct manager_options *o)
 {
@@ -63,7 +79,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 		if (!device_present(d)) {
 			/* A run-time goal stays in the state file: it resumes
 			 * when the daemon next starts with the disk there. */
-			log_dev_notice(d->dev.name, "the disk went away; no longer tuning it");
+			log_dev_notice(device_name(d), "the disk went away; no longer tuning it");
 			remove_device(m, i);
 			continue;
 		}
@@ -124,8 +140,9 @@ static void load_persistent(struct manager *m)
 	}
 }
 
-void manager_save_state(struct manager *m)
+static void save_state(void *owner)
 {
+	struct manager *m = owner;
 	int r;
 
 	if (!m->state_path)
@@ -135,8 +152,9 @@ void manager_save_state(struct manager *m)
 		log_warning_errno(r, "Failed to save %s: %m", m->state_path);
 }
 
-void manager_save_originals(struct manager *m)
+static void save_originals(void *owner)
 {
+	struct manager *m = owner;
 	int r;
 
 	if (!m->originals_path)
@@ -259,13 +277,13 @@ struct device *manager_find(const struct manager *m, const char *device)
 	if (!device)
 		return NULL;
 	for (size_t i = 0; i < m->n_devs; i++)
-		if (strcmp(m->devs[i]->dev.name, device) == 0)
+		if (strcmp(device_name(m->devs[i]), device) == 0)
 			return m->devs[i];
 	/* A /dev path or another name for the same disk. */
 	if (blockdev_resolve(m->o.sysroot, device, &bd, err, sizeof(err)) < 0)
 		return NULL;
 	for (size_t i = 0; i < m->n_devs; i++)
-		if (m->devs[i]->dev.kdev == bd.kdev)
+		if (device_kdev(m->devs[i]) == bd.kdev)
 			return m->devs[i];
 	return NULL;
 }
@@ -282,16 +300,18 @@ static struct device *find_or_fail(const struct manager *m, const char *device, 
 /* Run-time goals (and only those) are kept across restarts. */
 static void remember_goal(struct manager *m, struct device *d)
 {
-	struct state_device *sd = state_find(&m->state, d->id), e = {};
+	struct state_device *sd = state_find(&m->state, device_id(d)), e = {};
 	char goal[GOAL_TEXT_MAX];
 
 	if (sd)
 		e = *sd;
-	e.id = d->id;
-	e.name = d->dev.name;
-	e.goal = d->source == GOAL_SOURCE_RUNTIME ? goal_format(&d->goal, goal, sizeof(goal)) : NULL;
+	/* state_put() copies the strings. */
+	e.id = (char *)device_id(d);
+	e.name = (char *)device_name(d);
+	e.goal = device_source(d) == GOAL_SOURCE_RUNTIME ?
+		 goal_format(device_goal(d), goal, sizeof(goal)) : NULL;
 	if (state_put(&m->state, &e) == 0)
-		manager_save_state(m);
+		save_state(m);
 }
 
 int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
@@ -307,21 +327,20 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 		return r;
 	d = manager_find(m, device);
 	if (d) {
-		if (d->source == GOAL_SOURCE_RUNTIME && source == GOAL_SOURCE_CONFIG)
+		if (device_source(d) == GOAL_SOURCE_RUNTIME && source == GOAL_SOURCE_CONFIG)
 			return 0;	/* set at run time: the configuration does not override it */
 		/* A reload repeating a goal changes nothing: what was learned stays. */
-		if (source == GOAL_SOURCE_CONFIG && d->source == source && goal_equal(&d->goal, &g))
+		if (source == GOAL_SOURCE_CONFIG && device_source(d) == source && goal_equal(device_goal(d), &g))
 			return 0;
-		d->source = source;
-		device_set_goal(d, &g);
+		device_set_goal(d, &g, source);
 		remember_goal(m, d);
 		/* Someone else took the device over; a goal set at run time is
 		 * the administrator asking for tuning again. A paused device
 		 * stays paused: resume says when. */
-		if (d->overridden && source == GOAL_SOURCE_RUNTIME) {
+		if (device_overridden(d) && source == GOAL_SOURCE_RUNTIME) {
 			r = device_resume(d);
 			if (r < 0) {
-				snprintf(err, errlen, "Goal set, but resuming %s failed: %s", d->dev.name,
+				snprintf(err, errlen, "Goal set, but resuming %s failed: %s", device_name(d),
 					 strerror(-r));
 				return r;
 			}
@@ -340,7 +359,12 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 	if (!devs)
 		return -ENOMEM;
 	m->devs = devs;
-	r = device_new(m, &bd, &g, source, &d, err, errlen);
+	r = device_new(&(const struct device_env) {
+			       .o = &m->o, .observer = m->observer, .event = m->event,
+			       .recorder = m->recorder, .cb = &m->cb,
+			       .state = &m->state, .originals = &m->originals,
+			       .save_state = save_state, .save_originals = save_originals, .owner = m,
+		       }, &bd, &g, source, &d, err, errlen);
 	if (r < 0)
 		return r;
 	m->devs[m->n_devs++] = d;
@@ -412,7 +436,7 @@ void manager_restore_previous(struct manager *m)
 		bool tuned = false;
 
 		for (size_t j = 0; j < m->n_devs; j++)
-			tuned |= strcmp(m->devs[j]->id, e->id) == 0;
+			tuned |= strcmp(device_id(m->devs[j]), e->id) == 0;
 		if (tuned) {
 			i++;
 			continue;
@@ -428,7 +452,7 @@ void manager_restore_previous(struct manager *m)
 				    e->name ? e->name : "?", e->id);
 		originals_remove(&m->originals, e->id);	/* moves the last entry here */
 	}
-	manager_save_originals(m);
+	save_originals(m);
 }
 
 void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n)
@@ -437,7 +461,7 @@ void manager_drop_config_goals_except(struct manager *m, const char *const *devi
 
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
-		bool keep = d->source != GOAL_SOURCE_CONFIG;
+		bool keep = device_source(d) != GOAL_SOURCE_CONFIG;
 
 		for (size_t j = 0; !keep && j < n; j++)
 			keep = manager_find(m, devices[j]) == d;
@@ -445,8 +469,8 @@ void manager_drop_config_goals_except(struct manager *m, const char *const *devi
 			i++;
 			continue;
 		}
-		log_dev_info(d->dev.name, "its goal is no longer in the configuration");
-		(void)manager_clear_goal(m, d->dev.name, err, sizeof(err));
+		log_dev_info(device_name(d), "its goal is no longer in the configuration");
+		(void)manager_clear_goal(m, device_name(d), err, sizeof(err));
 	}
 }
 
@@ -459,9 +483,9 @@ int manager_clear_goal(struct manager *m, const char *device, char *err, size_t 
 		return -ENODEV;
 	for (i = 0; m->devs[i] != d; i++)
 		;
-	log_dev_info(d->dev.name, "goal cleared");
-	state_remove(&m->state, d->id);
-	manager_save_state(m);
+	log_dev_info(device_name(d), "goal cleared");
+	state_remove(&m->state, device_id(d));
+	save_state(m);
 	remove_device(m, i);
 	return 0;
 }
@@ -485,7 +509,7 @@ int manager_resume(struct manager *m, const char *device, char *err, size_t errl
 		return -ENODEV;
 	r = device_resume(d);
 	if (r < 0)
-		snprintf(err, errlen, "Failed to resume %s: %s", d->dev.name, strerror(-r));
+		snprintf(err, errlen, "Failed to resume %s: %s", device_name(d), strerror(-r));
 	return r;
 }
 
@@ -498,13 +522,13 @@ int manager_reset(struct manager *m, const char *device, char *err, size_t errle
 		return -ENODEV;
 	r = device_reset(d);
 	if (r < 0)
-		snprintf(err, errlen, "Failed to restore %s: %s", d->dev.name, strerror(-r));
+		snprintf(err, errlen, "Failed to restore %s: %s", device_name(d), strerror(-r));
 	return r;
 }
 
 void manager_resume_all(struct manager *m)
 {
 	for (size_t i = 0; i < m->n_devs; i++)
-		if (m->devs[i]->overridden || m->devs[i]->paused)
+		if (device_stopped(m->devs[i]))
 			(void)device_resume(m->devs[i]);
 }

@@ -104,33 +104,3 @@ size_t manager_n_devices(const struct manager *m);
 struct device *manager_device(const struct manager *m, size_t i);
 /* By name or /dev path; NULL if not tuned. */
 struct device *manager_find(const struct manager *m, const char *device);
-
-/* What a device looks like now. */
-struct device_op_status {
-	double iops;
-	uint64_t p50_ns, p99_ns;	/* total latency, last interval; 0: none */
-	uint32_t depth;			/* Kyber's depth; 0: unknown */
-};
-
-struct device_status {
-	const char *name;
-	const char *id;			/* stable id (WWID, serial+model, or the name) */
-	char scheduler[SCHED_NAME_MAX];
-	char goal[GOAL_TEXT_MAX];
-	enum ctl_state state;
-	const char *reason;
-	struct kyber_targets current;
-	struct kyber_saved original;
-	uint64_t interval_ns;		/* 0: no interval yet */
-	uint64_t metric_ns;		/* the goal's read percentile; 0: unknown */
-	int goal_met;			/* -1: unknown */
-	struct device_op_status read, write;
-	uint64_t changes;		/* targets written since tuning started */
-	enum goal_source source;
-};
-
-void device_get_status(const struct device *d, struct device_status *out);
-const char *device_name(const struct device *d);
-/* Last interval's total-latency histogram of an op (KT_OP_READ,
- * KT_OP_WRITE), KT_HIST_BUCKETS buckets; NULL before the first interval. */
-const __u64 *device_last_hist(const struct device *d, int op);

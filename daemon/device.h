@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One tuned device, as its owner (the manager) drives it: created with a
+ * goal, stepped once per interval, paused, resumed, reset, freed (rolling
+ * back as configured). What it needs from its owner comes in a struct
+ * device_env at creation; the device never reaches back into the manager.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "blockdev.h"
+#include "goal.h"
+#include "manager.h"
+
+struct observer;
+struct originals;
+struct recorder;
+struct state;
+
+struct device_env {
+	const struct manager_options *o;
+	struct observer *observer;		/* shared by every device */
+	sd_event *event;
+	struct recorder *recorder;		/* NULL: no flight record */
+	const struct manager_callbacks *cb;	/* read at each call: may change */
+	/* What was learned and what to restore, kept in the owner's files:
+	 * the device updates the tables, then asks the owner to save them
+	 * (errors are logged there, never fatal). */
+	struct state *state;
+	struct originals *originals;
+	void (*save_state)(void *owner);
+	void (*save_originals)(void *owner);
+	void *owner;
+};
+
+/* Saves the originals, switches to (or restarts) Kyber and starts
+ * watching. -errno and a sentence in err on failure. */
+int device_new(const struct device_env *env, const struct blockdev *bd, const struct goal *g,
+	       enum goal_source source, struct device **ret, char *err, size_t errlen);
+/* Rolls back if configured (and not overridden), unwatches, frees. */
+struct device *device_free(struct device *d);
+/* One interval: measure, decide, apply, report. */
+void device_step(struct device *d);
+/* Is the disk still there, with the same dev_t (a new disk may reuse the
+ * name)? Once it is not, nothing is restored when the device is freed. */
+bool device_present(struct device *d);
+
+void device_set_goal(struct device *d, const struct goal *g, enum goal_source source);
+void device_pause(struct device *d);
+int device_resume(struct device *d);
+int device_reset(struct device *d);
+
+/* What a device looks like now. */
+struct device_op_status {
+	double iops;
+	uint64_t p50_ns, p99_ns;	/* total latency, last interval; 0: none */
+	uint32_t depth;			/* Kyber's depth; 0: unknown */
+};
+
+struct device_status {
+	const char *name;
+	const char *id;			/* stable id (WWID, serial+model, or the name) */
+	char scheduler[SCHED_NAME_MAX];
+	char goal[GOAL_TEXT_MAX];
+	enum ctl_state state;
+	const char *reason;
+	struct kyber_targets current;
+	struct kyber_saved original;
+	uint64_t interval_ns;		/* 0: no interval yet */
+	uint64_t metric_ns;		/* the goal's read percentile; 0: unknown */
+	int goal_met;			/* -1: unknown */
+	struct device_op_status read, write;
+	uint64_t changes;		/* targets written since tuning started */
+	enum goal_source source;
+};
+
+void device_get_status(const struct device *d, struct device_status *out);
+const char *device_name(const struct device *d);
+/* Last interval's total-latency histogram of an op (KT_OP_READ,
+ * KT_OP_WRITE), KT_HIST_BUCKETS buckets; NULL before the first interval. */
+const __u64 *device_last_hist(const struct device *d, int op);
+
+const char *device_id(const struct device *d);
+uint32_t device_kdev(const struct device *d);
+const struct goal *device_goal(const struct device *d);
+enum goal_source device_source(const struct device *d);
+/* Someone else changed the scheduler or a target: hands off until resumed. */
+bool device_overridden(const struct device *d);
+/* Overridden or paused: not writing targets. */
+bool device_stopped(const struct device *d);
