@@ -3,7 +3,8 @@
  * The daemon's core: the set of tuned devices, the observer they share,
  * their timers, and what the outside (D-Bus, config, signals) may ask of
  * them. Every request returns -errno and, on failure, a sentence for the
- * caller in err (D-Bus passes it on as the error message).
+ * caller in err (D-Bus passes it on as the error message); start-up
+ * (manager_new) logs its own failure.
  */
 #pragma once
 
