@@ -128,5 +128,12 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 uint64_t controller_samples_needed(double pct);
 
 /* What was learned about the writes running free (for the state file). */
-double controller_write_ref_ns(const struct controller *c);
-double controller_write_ref_iops(const struct controller *c);
+static inline double controller_write_ref_ns(const struct controller *c)
+{
+	return c->regime.w_free_ns;
+}
+
+static inline double controller_write_ref_iops(const struct controller *c)
+{
+	return c->regime.w_free_iops;
+}

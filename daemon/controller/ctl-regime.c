@@ -67,13 +67,3 @@ void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, b
 	else
 		r->w_free_ns = 0.5 * r->w_free_ns + 0.5 * (double)s->write.total_p99_ns;
 }
-
-double controller_write_ref_ns(const struct controller *c)
-{
-	return c->regime.w_free_ns;
-}
-
-double controller_write_ref_iops(const struct controller *c)
-{
-	return c->regime.w_free_iops;
-}
