@@ -27,7 +27,7 @@ DEB_PACKAGES := clang llvm make gcc pkg-config libbpf-dev bpftool \
 	libsystemd-dev libcap-dev protobuf-c-compiler libprotobuf-c-dev \
 	libfuse3-dev fuse3 libinih-dev libcmocka-dev libclang-rt-14-dev \
 	fio util-linux dbus systemd python3 python3-pytest python3-matplotlib \
-	libbpf-tools scdoc
+	libbpf-tools scdoc libjson-c-dev
 
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -Wvla -Wdate-time
@@ -48,9 +48,9 @@ LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 
-LIBS_DAEMON := $(shell $(PKG_CONFIG) --libs libbpf libsystemd libcap libprotobuf-c inih 2>/dev/null)
+LIBS_DAEMON := $(shell $(PKG_CONFIG) --libs libbpf libsystemd libcap libprotobuf-c inih json-c 2>/dev/null)
 # The CLI: sd-bus client and the flight-recorder decoder only.
-LIBS_TUNECTL := $(shell $(PKG_CONFIG) --libs libsystemd libprotobuf-c 2>/dev/null)
+LIBS_TUNECTL := $(shell $(PKG_CONFIG) --libs libsystemd libprotobuf-c json-c 2>/dev/null)
 CFLAGS_FUSE := $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 
@@ -208,8 +208,10 @@ $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tune
 $(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c shared/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
 $(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-report: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tunectl/tunectl-format.c shared/hist.c \
 	shared/parse-util.c
+$(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)

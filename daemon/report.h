@@ -32,7 +32,6 @@ struct report_device {
 
 void report_text_header(FILE *f);
 void report_text(FILE *f, const struct report_device *d);
-/* One line of JSON (JSON Lines); keys are documented in kyber-tuned(8). */
-void report_json(FILE *f, const struct report_device *d);
-/* A JSON string literal with escapes. */
-void json_string(FILE *f, const char *s);
+/* One line of JSON (JSON Lines); keys are documented in kyber-tuned(8).
+ * -ENOMEM, and nothing written, when the object cannot be built. */
+int report_json(FILE *f, const struct report_device *d);

@@ -195,7 +195,7 @@ void strv_free(char **v)
 	free(v);
 }
 
-int log_oom(void)
+int log_oom_status(void)
 {
 	log_error("Out of memory");
 	return 1;

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 #include "hist.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -43,125 +45,171 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-void tf_json_string(FILE *f, const char *s)
+/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD:
+ * json-c copies string bytes as they are. */
+static json_object *new_utf8_string(const char *s)
 {
+	static const char fffd[] = "\xef\xbf\xbd";
+	_cleanup_free_ char *fixed = NULL;
 	const unsigned char *p = (const unsigned char *)s;
+	size_t bad = 0;
+	char *q;
 
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
 	while (*p) {
 		size_t n = utf8_len(p);
 
-		if (n == 0) {
-			fputs("\\ufffd", f);
-			p++;
-			continue;
-		}
-		if (n > 1) {
-			fwrite(p, 1, n, f);
-			p += n;
-			continue;
-		}
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-		p++;
+		bad += !n;
+		p += n ?: 1;
 	}
-	fputc('"', f);
+	if (!bad)
+		return json_object_new_string(s);
+
+	fixed = malloc(strlen(s) + bad * (sizeof(fffd) - 2) + 1);
+	if (!fixed)
+		return NULL;
+	for (p = (const unsigned char *)s, q = fixed; *p;) {
+		size_t n = utf8_len(p);
+
+		q = n ? mempcpy(q, p, n) : mempcpy(q, fffd, sizeof(fffd) - 1);
+		p += n ?: 1;
+	}
+	*q = 0;
+	return json_object_new_string(fixed);
 }
 
-void tf_json_double(FILE *f, double v)
+/* json-c owns what it is given; a failed addition leaves it to us. */
+static inline void json_object_putp(json_object **o)
 {
-	if (isfinite(v))
-		fprintf(f, "%.10g", v);
+	json_object_put(*o);
+}
+
+#define _cleanup_json_ _cleanup_(json_object_putp)
+
+static void fail(struct tf_json *j, int error)
+{
+	if (j->error >= 0)
+		j->error = error;
+}
+
+/* Adds v (NULL: null) to what is open: under key in an object, at the
+ * end of an array (key NULL). v is consumed either way. Returns false
+ * after a failure, now or before. */
+static bool member(struct tf_json *j, const char *key, json_object *v)
+{
+	json_object *parent = j->stack[j->depth];
+	int r;
+
+	if (j->error < 0)
+		r = j->error;
+	else if ((key != NULL) == (bool)json_object_is_type(parent, json_type_array))
+		r = -EINVAL;	/* a key in an array, or none in an object */
+	else if (key)
+		r = json_object_object_add(parent, key, v) < 0 ? -ENOMEM : 0;
 	else
-		fputs("null", f);
+		r = json_object_array_add(parent, v) < 0 ? -ENOMEM : 0;
+	if (r < 0) {
+		json_object_put(v);
+		fail(j, r);
+		return false;
+	}
+	return true;
+}
+
+/* A new value: NULL is a failed allocation, not null. */
+static void member_new(struct tf_json *j, const char *key, json_object *v)
+{
+	if (v)
+		(void)member(j, key, v);
+	else
+		fail(j, -ENOMEM);
 }
 
 void tf_json_begin(struct tf_json *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
 	j->f = f;
-	fputc('{', f);
+	j->stack[0] = json_object_new_object();
+	if (!j->stack[0])
+		j->error = -ENOMEM;
 }
 
-void tf_json_end(struct tf_json *j)
+int tf_json_end(struct tf_json *j)
 {
-	fputs("}\n", j->f);
+	_cleanup_json_ json_object *o = TAKE_PTR(j->stack[0]);
+	const char *s;
+
+	j->depth = 0;
+	if (j->error < 0)
+		return j->error;
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!s)
+		return -ENOMEM;
+	fprintf(j->f, "%s\n", s);
+	return 0;
 }
 
-static void member(struct tf_json *j, const char *key)
+static void open_nested(struct tf_json *j, const char *key, json_object *v)
 {
-	if (j->need_comma[j->depth])
-		fputc(',', j->f);
-	j->need_comma[j->depth] = true;
-	if (key) {
-		tf_json_string(j->f, key);
-		fputc(':', j->f);
+	if (!v) {
+		fail(j, -ENOMEM);
+		return;
 	}
+	if (j->depth + 1 >= ELEMENTSOF(j->stack)) {
+		json_object_put(v);
+		fail(j, -EINVAL);
+		return;
+	}
+	/* The parent owns it now; the stack only points at it. */
+	if (member(j, key, v))
+		j->stack[++j->depth] = v;
 }
 
-static void open_nested(struct tf_json *j, const char *key, char c)
+static void close_nested(struct tf_json *j)
 {
-	member(j, key);
-	fputc(c, j->f);
-	if (j->depth + 1 < ELEMENTSOF(j->need_comma))
-		j->depth++;
-	j->need_comma[j->depth] = false;
-}
-
-static void close_nested(struct tf_json *j, char c)
-{
-	fputc(c, j->f);
 	if (j->depth)
-		j->depth--;
+		j->stack[j->depth--] = NULL;
 }
 
-void tf_json_object(struct tf_json *j, const char *key) { open_nested(j, key, '{'); }
-void tf_json_object_end(struct tf_json *j) { close_nested(j, '}'); }
-void tf_json_array(struct tf_json *j, const char *key) { open_nested(j, key, '['); }
-void tf_json_array_end(struct tf_json *j) { close_nested(j, ']'); }
+void tf_json_object(struct tf_json *j, const char *key) { open_nested(j, key, json_object_new_object()); }
+void tf_json_object_end(struct tf_json *j) { close_nested(j); }
+void tf_json_array(struct tf_json *j, const char *key) { open_nested(j, key, json_object_new_array()); }
+void tf_json_array_end(struct tf_json *j) { close_nested(j); }
 
 void tf_json_str(struct tf_json *j, const char *key, const char *v)
 {
-	member(j, key);
-	tf_json_string(j->f, v);
+	if (v)
+		member_new(j, key, new_utf8_string(v));
+	else
+		(void)member(j, key, NULL);
 }
 
 void tf_json_u64(struct tf_json *j, const char *key, uint64_t v)
 {
-	member(j, key);
-	fprintf(j->f, "%" PRIu64, v);
+	member_new(j, key, json_object_new_uint64(v));
 }
 
+/* As "%.10g" prints it, so 1200 stays 1200 (json-c alone would print
+ * 1200.0, or 17 digits); NaN and infinities are null. */
 void tf_json_dbl(struct tf_json *j, const char *key, double v)
 {
-	member(j, key);
-	tf_json_double(j->f, v);
+	char buf[32];
+
+	if (!isfinite(v)) {
+		(void)member(j, key, NULL);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.10g", v);
+	member_new(j, key, json_object_new_double_s(v, buf));
 }
 
 void tf_json_bool(struct tf_json *j, const char *key, bool v)
 {
-	member(j, key);
-	fputs(v ? "true" : "false", j->f);
+	member_new(j, key, json_object_new_boolean(v));
 }
 
 void tf_json_null(struct tf_json *j, const char *key)
 {
-	member(j, key);
-	fputs("null", j->f);
+	(void)member(j, key, NULL);
 }
 
 /* Text for a terminal: control characters (from a corrupt recording, say)
@@ -251,7 +299,7 @@ void tf_status_print(FILE *f, const struct tf_status *s, bool utf8)
 		"none yet");
 }
 
-void tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns)
+int tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns)
 {
 	struct tf_json j;
 
@@ -285,7 +333,7 @@ void tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns)
 		tf_json_null(&j, "goal_met");
 	tf_json_u64(&j, "changes", s->changes);
 	tf_json_u64(&j, "interval_ns", s->interval_ns);
-	tf_json_end(&j);
+	return tf_json_end(&j);
 }
 
 void tf_list_header(FILE *f)
@@ -358,7 +406,7 @@ static void op_json(struct tf_json *j, const char *key, const struct tf_op *o)
 	tf_json_object_end(j);
 }
 
-void tf_interval_json(FILE *f, const struct tf_interval *iv)
+int tf_interval_json(FILE *f, const struct tf_interval *iv)
 {
 	struct tf_json j;
 
@@ -379,7 +427,7 @@ void tf_interval_json(FILE *f, const struct tf_interval *iv)
 		tf_json_bool(&j, "goal_met", iv->goal_met);
 	op_json(&j, "read", &iv->read);
 	op_json(&j, "write", &iv->write);
-	tf_json_end(&j);
+	return tf_json_end(&j);
 }
 
 void tf_hist_build(const struct tf_bucket *b, size_t n, size_t max_rows, struct tf_hist *out)
@@ -491,8 +539,8 @@ void tf_hist_print(FILE *f, const char *device, const char *op, const struct tf_
 	}
 }
 
-void tf_hist_json(FILE *f, const char *device, const char *op, const struct tf_bucket *b, size_t n,
-		  const struct tf_hist *h)
+int tf_hist_json(FILE *f, const char *device, const char *op, const struct tf_bucket *b, size_t n,
+		 const struct tf_hist *h)
 {
 	static const char *const keys[_TF_PCT_MAX] = { "p50_ns", "p90_ns", "p99_ns", "p999_ns" };
 	struct tf_json j;
@@ -529,5 +577,5 @@ void tf_hist_json(FILE *f, const char *device, const char *op, const struct tf_b
 		tf_json_object_end(&j);
 	}
 	tf_json_array_end(&j);
-	tf_json_end(&j);
+	return tf_json_end(&j);
 }

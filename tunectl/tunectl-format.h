@@ -11,23 +11,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* ---- JSON: one object per line, keys in snake_case. */
+/* ---- JSON: one object per line, keys in snake_case, built with json-c.
+ * Strings: invalid UTF-8 bytes become U+FFFD, so the line is always valid
+ * JSON whatever the input; NULL is null. Doubles: "%.10g", null when not
+ * finite. A failure (-ENOMEM; -EINVAL for a member without a key in an
+ * object, or nesting deeper than the stack) is kept and returned by
+ * tf_json_end(), which then writes nothing. */
 
-/* A JSON string literal: quotes, backslashes and control characters
- * escaped; invalid UTF-8 bytes become U+FFFD, so the output is always
- * valid JSON whatever the input. NULL prints null. */
-void tf_json_string(FILE *f, const char *s);
-/* A finite number; NaN and infinities print null. */
-void tf_json_double(FILE *f, double v);
+struct json_object;
+
+#define TF_JSON_DEPTH_MAX 8
 
 struct tf_json {
 	FILE *f;
+	struct json_object *stack[TF_JSON_DEPTH_MAX];	/* [0]: the line's object */
 	unsigned depth;
-	bool need_comma[8];
+	int error;
 };
 
 void tf_json_begin(struct tf_json *j, FILE *f);	/* { */
-void tf_json_end(struct tf_json *j);			/* } and a newline */
+int tf_json_end(struct tf_json *j);			/* } and a newline; 0 or -errno */
 void tf_json_object(struct tf_json *j, const char *key);	/* "key": { */
 void tf_json_object_end(struct tf_json *j);
 void tf_json_array(struct tf_json *j, const char *key);	/* "key": [ */
@@ -58,8 +61,9 @@ struct tf_status {
 /* A block like systemctl status: name, state and reason, goal, scheduler,
  * targets, per-op rates and latencies. utf8: draw "●" rather than "*". */
 void tf_status_print(FILE *f, const struct tf_status *s, bool utf8);
-/* One JSON line; time_ns (wall clock) is added when not 0. */
-void tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns);
+/* One JSON line; time_ns (wall clock) is added when not 0. The *_json
+ * functions return 0 or -errno (tf_json_end()). */
+int tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns);
 
 /* list: a header and one row per device. */
 void tf_list_header(FILE *f);
@@ -92,7 +96,7 @@ char *tf_format_time(char *buf, size_t n, uint64_t time_ns, bool with_date);
 /* One line: time, device, state, read and write rates and P99s, targets
  * ("*" when changed), depths, reason. */
 void tf_interval_line(FILE *f, const struct tf_interval *iv, bool with_date);
-void tf_interval_json(FILE *f, const struct tf_interval *iv);
+int tf_interval_json(FILE *f, const struct tf_interval *iv);
 
 /* ---- Histogram picture. */
 
@@ -136,5 +140,5 @@ void tf_hist_build(const struct tf_bucket *b, size_t n, size_t max_rows, struct 
 /* The picture: a summary line with the percentiles, then one bar per row
  * scaled to the fullest, percentiles marked at the right. */
 void tf_hist_print(FILE *f, const char *device, const char *op, const struct tf_hist *h, bool utf8);
-void tf_hist_json(FILE *f, const char *device, const char *op, const struct tf_bucket *b, size_t n,
-		  const struct tf_hist *h);
+int tf_hist_json(FILE *f, const char *device, const char *op, const struct tf_bucket *b, size_t n,
+		 const struct tf_hist *h);

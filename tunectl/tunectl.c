@@ -66,7 +66,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	if (argc > 1) {
 		paths = calloc(2, sizeof(char *));
 		if (!paths)
-			return log_oom();
+			return log_oom_status();
 		n = 1;
 		r = get_device_path(bus, argv[1], &paths[0]);
 	} else
@@ -161,7 +161,7 @@ static int verb_change(sd_bus *bus, int argc, char **argv)
 			len += strlen(argv[a]) + 1;
 		goal = calloc(1, len);
 		if (!goal)
-			return log_oom();
+			return log_oom_status();
 		for (int a = 2; a < argc; a++) {
 			if (a > 2)
 				strcat(goal, " ");
@@ -208,7 +208,7 @@ static int verb_hist(sd_bus *bus, int argc, char **argv)
 			struct tf_bucket *nb = realloc(b, (cap = cap * 2 + 64) * sizeof(*b));
 
 			if (!nb)
-				return log_oom();
+				return log_oom_status();
 			b = nb;
 		}
 		b[n++] = (struct tf_bucket) { lower, count };
@@ -219,7 +219,7 @@ static int verb_hist(sd_bus *bus, int argc, char **argv)
 	}
 	h = malloc(sizeof(*h));
 	if (!h)
-		return log_oom();
+		return log_oom_status();
 	tf_hist_build(b, n, TF_HIST_ROWS_MAX, h);
 	if (arg_json)
 		tf_hist_json(stdout, argv[1], op, b, n, h);

@@ -31,7 +31,7 @@ int get_device_path(sd_bus *bus, const char *dev, char **ret);
 int list_paths(sd_bus *bus, char ***ret, size_t *ret_n);
 void strv_free(char **v);
 /* Logs "Out of memory"; returns the exit status 1. */
-int log_oom(void);
+int log_oom_status(void);
 
 int verb_monitor(sd_bus *bus, int argc, char **argv);
 int verb_replay(sd_bus *bus, int argc, char **argv);

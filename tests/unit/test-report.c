@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "interval.h"
 #include "report.h"
@@ -117,11 +118,47 @@ static char *render(bool json, const struct report_device *d)
 
 	assert_non_null(f);
 	if (json)
-		report_json(f, d);
+		assert_int_equal(report_json(f, d), 0);
 	else
 		report_text(f, d);
 	fclose(f);
 	return buf;
+}
+
+/* A JSON line as json-c (and Python's json.loads) reads it: one object,
+ * strictly valid, then the newline. The caller puts it. */
+static json_object *parse_line(const char *t)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *o;
+	size_t n = strlen(t);
+
+	assert_non_null(tok);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, t, (int)n);
+	assert_int_equal(json_tokener_get_error(tok), json_tokener_success);
+	assert_int_equal(json_tokener_get_parse_end(tok), n);	/* nothing after it */
+	assert_ptr_equal(strchr(t, '\n'), t + n - 1);		/* one line */
+	json_tokener_free(tok);
+	assert_true(json_object_is_type(o, json_type_object));
+	return o;
+}
+
+/* The member at a dotted path ("ops.read.iops"), which must exist. */
+static json_object *member_at(json_object *o, const char *path)
+{
+	char buf[128], *save = NULL;
+
+	assert_true(strlen(path) < sizeof(buf));
+	strcpy(buf, path);
+	for (char *k = strtok_r(buf, ".", &save); k; k = strtok_r(NULL, ".", &save))
+		assert_true(json_object_object_get_ex(o, k, &o));
+	return o;
+}
+
+static void assert_member_type(json_object *o, const char *path, enum json_type type)
+{
+	assert_int_equal(json_object_get_type(member_at(o, path)), type);
 }
 
 static void test_report(void **state)
@@ -132,6 +169,11 @@ static void test_report(void **state)
 		.name = "loop\"7", .scheduler = "kyber", .has_targets = true,
 		.targets = { 2000000, 10000000 }, .iv = iv, .realtime_ns = 0,
 	};
+	const struct report_tuner tuner = {
+		.goal = "read-p99=2ms", .state = "tracking", .reason = "a/b\n\x01", .goal_met = -1,
+		.changed = true,
+	};
+	json_object *o;
 	char *t;
 
 	assert_non_null(iv);
@@ -158,12 +200,33 @@ static void test_report(void **state)
 	assert_non_null(strstr(t, "\"p99_ns\":null"));
 	assert_non_null(strstr(t, "\"kyber_depth\":{\"read\":256,\"write\":null"));
 	assert_true(t[strlen(t) - 1] == '\n');
+	/* Values and types, as the Python tests read them. */
+	o = parse_line(t);
+	assert_string_equal(json_object_get_string(member_at(o, "device")), "loop\"7");
+	assert_member_type(o, "reset", json_type_boolean);
+	assert_member_type(o, "ops.read.iops", json_type_double);		/* "%.1f" */
+	assert_true(json_object_get_double(member_at(o, "ops.read.iops")) == 9100.0);
+	assert_member_type(o, "ops.read.bytes_per_sec", json_type_int);	/* "%.0f" */
+	assert_int_equal(json_object_get_int64(member_at(o, "ops.read.device.count")), 100);
+	assert_member_type(o, "ops.read.device.mean_ns", json_type_int);
+	assert_member_type(o, "ops.write.total.p99_ns", json_type_null);
+	assert_member_type(o, "ops.write.total.mean_ns", json_type_null);
+	assert_member_type(o, "kyber_depth.other", json_type_null);
+	assert_false(json_object_object_get_ex(o, "tuner", NULL));
+	json_object_put(o);
 	free(t);
 
 	d.has_targets = false;
 	d.scheduler = NULL;
+	d.tuner = &tuner;
 	t = render(true, &d);
 	assert_non_null(strstr(t, "\"scheduler\":null,\"read_target_ns\":null"));
+	assert_non_null(strstr(t, "\"tuner\":{\"goal\":\"read-p99=2ms\",\"state\":\"tracking\","));
+	assert_non_null(strstr(t, "\"metric_ns\":null,\"goal_met\":null,\"changed\":true}}\n"));
+	o = parse_line(t);
+	assert_member_type(o, "write_target_ns", json_type_null);
+	assert_string_equal(json_object_get_string(member_at(o, "tuner.reason")), "a/b\n\x01");
+	json_object_put(o);
 	free(t);
 	free(a);
 	free(b);

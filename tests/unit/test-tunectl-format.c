@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "hist.h"
 #include "tunectl-format.h"
@@ -44,13 +45,64 @@ static bool starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* One line of output as JSON: a single object, strictly valid (UTF-8
+ * too), then the newline. The caller puts it. */
+static json_object *parse_line(const char *t)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *o;
+	size_t n = strlen(t);
+
+	assert_non_null(tok);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, t, (int)n);
+	assert_int_equal(json_tokener_get_error(tok), json_tokener_success);
+	assert_int_equal(json_tokener_get_parse_end(tok), n);	/* nothing after it */
+	assert_ptr_equal(strchr(t, '\n'), t + n - 1);		/* one line */
+	json_tokener_free(tok);
+	assert_true(json_object_is_type(o, json_type_object));
+	return o;
+}
+
+/* in, written as a member, reads back as the JSON literal want does. */
 static void check_json_string(const char *in, const char *want)
 {
+	enum json_tokener_error err;
+	json_object *line, *got, *expect;
 	struct capture c;
+	struct tf_json j;
 
-	tf_json_string(cap_open(&c), in);
-	assert_string_equal(cap_text(&c), want);
+	tf_json_begin(&j, cap_open(&c));
+	tf_json_str(&j, "s", in);
+	assert_int_equal(tf_json_end(&j), 0);
+	line = parse_line(cap_text(&c));
+	assert_true(json_object_object_get_ex(line, "s", &got));
+	expect = json_tokener_parse_verbose(want, &err);
+	assert_int_equal(err, json_tokener_success);
+	if (!expect)
+		assert_null(got);
+	else
+		assert_string_equal(json_object_get_string(got), json_object_get_string(expect));
+	json_object_put(expect);
+	json_object_put(line);
 	cap_close(&c);
+}
+
+/* The member at a dotted path ("read.iops"), which must exist. */
+static json_object *member_at(json_object *o, const char *path)
+{
+	char buf[128], *save = NULL;
+
+	assert_true(strlen(path) < sizeof(buf));
+	strcpy(buf, path);
+	for (char *k = strtok_r(buf, ".", &save); k; k = strtok_r(NULL, ".", &save))
+		assert_true(json_object_object_get_ex(o, k, &o));
+	return o;
+}
+
+static void assert_member_type(json_object *o, const char *path, enum json_type type)
+{
+	assert_int_equal(json_object_get_type(member_at(o, path)), type);
 }
 
 static void test_json_escaping(void **state)
@@ -93,9 +145,22 @@ static void test_json_writer(void **state)
 	tf_json_array_end(&j);
 	tf_json_dbl(&j, "nan", 0.0 / 0.0);
 	tf_json_dbl(&j, "inf", 1.0 / 0.0);
-	tf_json_end(&j);
+	assert_int_equal(tf_json_end(&j), 0);
 	assert_string_equal(cap_text(&c), "{\"a\":\"x\",\"b\":18446744073709551615,\"o\":{\"t\":true,\"n\":null},"
 			    "\"l\":[1,{\"d\":1.5}],\"nan\":null,\"inf\":null}\n");
+	cap_close(&c);
+	/* Misuse is an error, and then nothing is written. */
+	tf_json_begin(&j, cap_open(&c));
+	tf_json_u64(&j, NULL, 1);
+	assert_int_equal(tf_json_end(&j), -EINVAL);
+	assert_string_equal(cap_text(&c), "");
+	cap_close(&c);
+	tf_json_begin(&j, cap_open(&c));
+	for (int i = 0; i < TF_JSON_DEPTH_MAX; i++)
+		tf_json_array(&j, i ? NULL : "deep");
+	tf_json_str(&j, NULL, "x");
+	assert_int_equal(tf_json_end(&j), -EINVAL);
+	assert_string_equal(cap_text(&c), "");
 	cap_close(&c);
 }
 
@@ -159,6 +224,7 @@ static void test_status_json(void **state)
 {
 	struct tf_status s = sample_status();
 	struct capture c;
+	json_object *o;
 	const char *t;
 
 	tf_status_json(cap_open(&c), &s, 0);
@@ -171,6 +237,13 @@ static void test_status_json(void **state)
 	assert_non_null(strstr(t, "\"goal_met\":true"));
 	assert_int_equal(t[strlen(t) - 1], '\n');
 	assert_ptr_equal(strchr(t, '\n'), t + strlen(t) - 1);	/* one line */
+	o = parse_line(t);
+	assert_string_equal(json_object_get_string(member_at(o, "reason")), "protecting reads \"hard\"");
+	assert_string_equal(json_object_get_string(member_at(o, "original_scheduler")), "none");
+	assert_member_type(o, "read_iops", json_type_int);	/* "%.10g": 1200, as before */
+	assert_int_equal(json_object_get_int64(member_at(o, "read_depth")), 256);
+	assert_member_type(o, "goal_met", json_type_boolean);
+	json_object_put(o);
 	cap_close(&c);
 
 	s.goal_metric_ns = 0;
@@ -178,6 +251,9 @@ static void test_status_json(void **state)
 	t = cap_text(&c);
 	assert_true(starts_with(t, "{\"time_ns\":1234,"));
 	assert_non_null(strstr(t, "\"goal_met\":null"));
+	o = parse_line(t);
+	assert_member_type(o, "goal_met", json_type_null);
+	json_object_put(o);
 	cap_close(&c);
 }
 
@@ -193,6 +269,7 @@ static void test_interval_line(void **state)
 	};
 	char buf[64];
 	struct capture c;
+	json_object *o;
 	const char *t;
 
 	setenv("TZ", "UTC", 1);
@@ -221,6 +298,25 @@ static void test_interval_line(void **state)
 	assert_non_null(strstr(t, "\"goal_met\":null"));
 	assert_non_null(strstr(t, "\"read\":{\"iops\":950,"));
 	assert_non_null(strstr(t, "\"write\":{\"iops\":16400,"));
+	o = parse_line(t);
+	assert_string_equal(json_object_get_string(member_at(o, "reason")), "reads \x01 fine");
+	assert_int_equal(json_object_get_int64(member_at(o, "read.p99_ns")), 1500000);
+	assert_member_type(o, "goal_met", json_type_null);
+	json_object_put(o);
+	cap_close(&c);
+
+	/* Doubles as "%.10g"; not finite: null. */
+	iv.read.iops = 950.25;
+	iv.read.mean_ns = 1.0 / 3.0;
+	iv.write.iops = 0.0 / 0.0;
+	tf_interval_json(cap_open(&c), &iv);
+	t = cap_text(&c);
+	assert_non_null(strstr(t, "\"read\":{\"iops\":950.25,"));
+	assert_non_null(strstr(t, "\"mean_ns\":0.3333333333,"));
+	assert_non_null(strstr(t, "\"write\":{\"iops\":null,"));
+	o = parse_line(t);
+	assert_true(json_object_get_double(member_at(o, "read.iops")) == 950.25);
+	json_object_put(o);
 	cap_close(&c);
 }
 
@@ -358,6 +454,7 @@ static void test_hist_json(void **state)
 	struct tf_bucket b[2] = { { 100000, 7 }, { 2000000, 3 } };
 	struct capture c;
 	struct tf_hist h;
+	json_object *o;
 	const char *t;
 
 	tf_hist_build(b, 2, TF_HIST_ROWS_MAX, &h);
@@ -367,6 +464,10 @@ static void test_hist_json(void **state)
 	assert_non_null(strstr(t, "\"buckets\":[{\"lower_ns\":100000,\"count\":7},{\"lower_ns\":2000000,\"count\":3}]"));
 	assert_non_null(strstr(t, "\"marks\":[\"P50\"]"));
 	assert_non_null(strstr(t, "\"marks\":[\"P90\",\"P99\",\"P99.9\"]"));
+	o = parse_line(t);
+	assert_int_equal(json_object_array_length(member_at(o, "buckets")), 2);
+	assert_int_equal(json_object_array_length(member_at(o, "rows")), h.n_rows);
+	json_object_put(o);
 	cap_close(&c);
 
 	tf_hist_build(NULL, 0, TF_HIST_ROWS_MAX, &h);
