@@ -279,7 +279,7 @@ check: deps
 
 demo: deps
 	$(MAKE) all
-	$(PYTHON) tests/demo.py
+	$(PYTHON) -m tests.demo
 
 # Benchmarks write their sections of docs/BENCHMARKS.md (root; never two at
 # once: each holds the machine-wide I/O lock). Quick mode: baselines with a
@@ -287,30 +287,30 @@ demo: deps
 # then kyber-tuned beside the best static setting on three devices.
 bench: deps
 	$(MAKE) all
-	$(PYTHON) bench/baselines.py
-	$(PYTHON) bench/scenarios.py
-	$(PYTHON) bench/generalize.py
+	$(PYTHON) -m bench.baselines
+	$(PYTHON) -m bench.scenarios
+	$(PYTHON) -m bench.generalize
 
 # Full mode: the study's 10 x 10 grid, more and longer rounds, and the
 # observer's cost beside biolatency.
 bench-full: deps
 	$(MAKE) all
-	$(PYTHON) bench/baselines.py --full
-	$(PYTHON) bench/scenarios.py --full
-	$(PYTHON) bench/observer_cost.py
-	$(PYTHON) bench/generalize.py --full
+	$(PYTHON) -m bench.baselines --full
+	$(PYTHON) -m bench.scenarios --full
+	$(PYTHON) -m bench.observer_cost
+	$(PYTHON) -m bench.generalize --full
 
 # The observer's cost (ns per event, IOPS loss) beside biolatency; writes
 # its section of docs/BENCHMARKS.md.
 bench-observer: deps
 	$(MAKE) all
-	$(PYTHON) bench/observer_cost.py
+	$(PYTHON) -m bench.observer_cost
 
 # kyber-tuned beside the best static Kyber setting on the root-fs loop, the
 # /dev/shm loop and flashsim (quick mode); writes its section.
 bench-generalize: deps
 	$(MAKE) all
-	$(PYTHON) bench/generalize.py
+	$(PYTHON) -m bench.generalize
 
 lint:
 	shellcheck .ci/run

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """kyber-tuned beside every alternative, on the flash-model device.
 
@@ -29,6 +28,8 @@ study: 4 KiB random, io_uring, direct, each job pinned to its own CPU.
 Results go to stdout, replace the "baselines" section of docs/BENCHMARKS.md
 and draw docs/bench/grid-*.png (--no-write: stdout only). Devices, daemons
 and schedulers are torn down/restored on every exit, also on SIGTERM.
+
+Run from the repository root: python3 -m bench.baselines [--full] (make bench).
 """
 
 import argparse
@@ -40,13 +41,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
-from benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, MB, REPO, Tuner, fmt_target,  # noqa: E402
-                      fmt_us, machine, med, progress, rounds_log, set_static, summary_table,
-                      verdict)
-import fio  # noqa: E402
-import testdev  # noqa: E402
+from bench import benchlib
+from bench.benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, MB, REPO, Tuner, fmt_target, fmt_us,
+                            machine, med, progress, rounds_log, set_static, summary_table, verdict)
+from tests.lib import fio, testdev
+from tests.lib.paths import KYBER_TUNED
 
 SECTION = "baselines"
 GOAL_NS = 2_000_000
@@ -68,12 +67,6 @@ def log_space(lo, hi, n):
 
 
 GRID_FULL = (log_space(50_000, 10_000_000, 10), log_space(20_000, 100_000_000, 10))
-
-
-def jobs(read_qd=1, write_qd=256, hist=None):
-    r = {"write_hist_log": hist, "log_hist_msec": 1000} if hist else {}
-    return [fio.Job("r", "randread", iodepth=read_qd, cpu=0, extra=r),
-            fio.Job("w", "randwrite", iodepth=write_qd, cpu=1)]
 
 
 # ------------------------------------------------------------ configurations
@@ -123,7 +116,7 @@ def grid_search(dev, grid):
             progress(f"grid: read {fmt_target(r_ns)} write {fmt_target(w_ns)} "
                      f"({len(out) + 1}/{len(grid[0]) * len(grid[1])})")
             out[(r_ns, w_ns)] = measure(dev, ("grid", "static", ("kyber", (r_ns, w_ns))),
-                                        jobs(), GRID_RAMP, GRID_RUN)
+                                        fio.pair(), GRID_RAMP, GRID_RUN)
     set_static(dev, "none")
     return out, time.monotonic() - t0
 
@@ -148,7 +141,8 @@ def convergence(dev, n):
             tuner = Tuner([dev], GOAL)
             try:
                 t0 = time.time()
-                fio.run(dev.path, jobs(hist=f"{tmp}/r"), runtime_s=CONVERGE_RUN, ramp_s=0)
+                fio.run(dev.path, fio.pair(read_extra=fio.hist_log(f"{tmp}/r")),
+                        runtime_s=CONVERGE_RUN, ramp_s=0)
                 steal.append(benchlib.steal_pct(t0, t0 + CONVERGE_GOAL_S + 1))
             finally:
                 tuner.stop()
@@ -477,7 +471,7 @@ def parse_args(argv):
 
 def preflight():
     benchlib.require_root("baselines.py")
-    for path in (benchlib.conftest.KYBER_TUNED, testdev.FLASHSIM):
+    for path in (KYBER_TUNED, testdev.FLASHSIM):
         if not os.access(path, os.X_OK):
             sys.exit(f"baselines.py: {path} missing: run make (and make deps) first")
 
@@ -494,14 +488,14 @@ def run(args):
         if best:
             configs.append(("kyber best static", "static", ("kyber", best[0])))
         configs.append(("kyber-tuned", "tuned", GOAL))
-        flash = rounds(log, dev, configs, jobs(), n, ramp, runtime, "R1+W256")
+        flash = rounds(log, dev, configs, fio.pair(), n, ramp, runtime, "R1+W256")
         conv, conv_steal = convergence(dev, n)
         balanced = rounds(log, dev, [("none", "static", ("none",)),
                                      ("kyber-tuned", "tuned", GOAL + " mode=balanced")],
-                          jobs(read_qd=256), n, ramp, runtime, "R256+W256 balanced")
+                          fio.pair(read_qd=256), n, ramp, runtime, "R256+W256 balanced")
     with testdev.flashsim("optane") as dev:
         optane = rounds(log, dev, [("none", "static", ("none",)), ("kyber-tuned", "tuned", GOAL)],
-                        jobs(), n, ramp, runtime, "optane R1+W256")
+                        fio.pair(), n, ramp, runtime, "optane R1+W256")
     return grid, grid_wall, best, flash, (conv, conv_steal), balanced, optane, log
 
 

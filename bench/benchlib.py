@@ -4,7 +4,10 @@ formatting and summary tables, a kyber-tuned process to measure, the host's
 CPU steal during each run, rounds with rejection (a run the host disturbed
 is rerun, every try logged and listed), signal handling that lets cleanup
 finish, and writing one marked section of docs/BENCHMARKS.md (each script
-owns its section; the rest is left alone)."""
+owns its section; the rest is left alone).
+
+The scripts run as modules from the repository root (python3 -m
+bench.baselines), so this and tests.lib import by full name."""
 
 import contextlib
 import os
@@ -14,10 +17,9 @@ import statistics
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tests"))
-import conftest  # noqa: E402  (also puts tests/lib on sys.path)
-import hoststeal  # noqa: E402
+from tests.lib import hoststeal
+from tests.lib.daemon import Daemon, json_lines
+from tests.lib.paths import REPO
 
 DOC = os.path.join(REPO, "docs", "BENCHMARKS.md")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -344,7 +346,7 @@ class Tuner:
             args += ["--goal", f"{dev.name}:{goal}"]
         if record:
             args += ["--record", record]
-        self.d = conftest.Daemon(args)
+        self.d = Daemon(args)
         if not self.d.ready():
             err = self.d.stderr()
             self.d.close()
@@ -365,7 +367,7 @@ class Tuner:
         """SIGTERM (rollback); its --json lines once the process is gone."""
         self.d.stop()
         try:
-            return conftest.json_lines(self.d.communicate())
+            return json_lines(self.d.communicate())
         finally:
             self.d.close()
 
@@ -395,8 +397,9 @@ def write_section(name, body):
 def regenerate_command(script, argv, make_targets):
     """The command to quote in the document: the make target that runs the
     script with exactly these arguments ({argv tuple: target}), else the
-    script itself."""
-    return make_targets.get(tuple(argv)) or " ".join(["/usr/bin/python3", f"bench/{script}", *argv])
+    script run as a module, as make runs it (script: its file name)."""
+    module = "bench." + script.removesuffix(".py")
+    return make_targets.get(tuple(argv)) or " ".join(["/usr/bin/python3", "-m", module, *argv])
 
 
 def publish(section, body, write):

@@ -1,12 +1,11 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """kyber-tuned beside the best static Kyber setting on three kinds of device.
 
 Method (root; holds the machine-wide I/O lock from tests/lib/fio.py for the
 whole run). Devices: loop over a file on the root file system, loop over a
 file in /dev/shm, flashsim profile `flash` (tests/lib/testdev.py). Workload
-R1+W256 (baselines.jobs(): fio randread iodepth 1 on CPU 0 beside randwrite
-iodepth 256 on CPU 1, 4 KiB, io_uring, direct). Per device:
+R1+W256 (tests.lib.fio.pair(): fio randread iodepth 1 on CPU 0 beside
+randwrite iodepth 256 on CPU 1, 4 KiB, io_uring, direct). Per device:
 
 1. Goal: scheduler none, GOAL_RUNS runs; the goal is half of their median
    read P99, rounded to two significant digits (read-p99=NNNus).
@@ -27,6 +26,9 @@ stole more than 5% of the CPUs is rejected and rerun (capped), and every try
 is listed in the section. Results go to stdout and replace the "generalize"
 section of docs/BENCHMARKS.md (--no-write: stdout only). Devices, daemons and
 schedulers are torn down/restored on every exit, also on SIGTERM.
+
+Run from the repository root: python3 -m bench.generalize [--full]
+(make bench-generalize).
 """
 
 import argparse
@@ -36,14 +38,11 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
-from benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, fmt_iops, fmt_target, fmt_us,  # noqa: E402
-                      machine, med, plural, progress, rounds_log, set_static, summary_table,
-                      verdict)
-import baselines  # noqa: E402
-import fio  # noqa: E402
-import testdev  # noqa: E402
+from bench import baselines, benchlib
+from bench.benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, fmt_iops, fmt_target, fmt_us, machine,
+                            med, plural, progress, rounds_log, set_static, summary_table, verdict)
+from tests.lib import fio, testdev
+from tests.lib.paths import KYBER_TUNED
 
 SECTION = "generalize"
 # (key, heading, context manager): the devices, in the order run.
@@ -78,7 +77,7 @@ def point_name(targets):
 # ------------------------------------------------------------ measuring
 def measure(dev, cfg, ramp, runtime):
     """One R1+W256 run of cfg (baselines.measure's (name, kind, arg))."""
-    return baselines.measure(dev, cfg, baselines.jobs(), ramp, runtime)
+    return baselines.measure(dev, cfg, fio.pair(), ramp, runtime)
 
 
 def bench_device(args, dev, key):
@@ -283,7 +282,7 @@ def parse_args(argv):
 
 def preflight():
     benchlib.require_root("generalize.py")
-    for path in (benchlib.conftest.KYBER_TUNED, testdev.FLASHSIM):
+    for path in (KYBER_TUNED, testdev.FLASHSIM):
         if not os.access(path, os.X_OK):
             sys.exit(f"generalize.py: {path} missing: run make (and make deps) first")
 

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """What does kyber-tuned's BPF observer cost? Compared with biolatency.
 
@@ -31,6 +30,8 @@ fio randread, 4 KiB, iodepth 256, io_uring, direct, pinned to CPU 0.
 The results go to stdout and replace the observer-cost section of
 docs/BENCHMARKS.md (--no-write: stdout only). bpf_stats_enabled, the daemons
 and the device are restored/stopped/torn down on every exit, also on SIGTERM.
+
+Run from the repository root: python3 -m bench.observer_cost (make bench-observer).
 """
 
 import argparse
@@ -47,12 +48,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
-from benchlib import machine, verdict  # noqa: E402
-import conftest  # noqa: E402
-import fio  # noqa: E402
-import testdev  # noqa: E402
+from bench import benchlib
+from bench.benchlib import machine, verdict
+from tests.lib import fio, testdev
+from tests.lib.daemon import Daemon
+from tests.lib.paths import KYBER_TUNED
 
 BIOLATENCY = "/usr/sbin/biolatency"
 SECTION = "observer-cost"
@@ -87,8 +87,7 @@ def fdinfo_prog_ids(pid):
 @contextlib.contextmanager
 def run_observer(dev):
     """kyber-tuned --observe DEV, yields its PID once it notified READY=1."""
-    d = conftest.Daemon(["--observe", dev.name, "--interval", "1s"],
-                        stdout=subprocess.DEVNULL)
+    d = Daemon(["--observe", dev.name, "--interval", "1s"], stdout=subprocess.DEVNULL)
     try:
         if not d.ready(ATTACH_TIMEOUT_S):
             raise RuntimeError(f"kyber-tuned exited: {d.stderr().strip()}")
@@ -137,7 +136,7 @@ TOOLS = {"kyber-tuned": run_observer, "biolatency": run_biolatency,
 
 # ------------------------------------------------------------ measuring
 def r256(dev, runtime_s, ramp_s):
-    job = fio.Job("r256", "randread", iodepth=256, bs="4k", cpu=0)
+    job = fio.randread("r256", 256)
     return fio.run(dev.path, [job], runtime_s=runtime_s, ramp_s=ramp_s)["r256"]
 
 
@@ -365,7 +364,7 @@ def parse_args(argv):
 
 def preflight():
     benchlib.require_root("observer_cost.py")
-    for path in (conftest.KYBER_TUNED, BIOLATENCY):
+    for path in (KYBER_TUNED, BIOLATENCY):
         if not os.access(path, os.X_OK):
             sys.exit(f"observer_cost.py: {path} missing: run make (and make deps) first")
 

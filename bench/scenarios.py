@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """kyber-tuned through a workload shift, on ext4, across device kinds, and
 what the daemon costs with 1 and 8 tuned devices.
@@ -27,6 +26,8 @@ rerun (benchlib.Rounds); every try is listed in the section.
 
 Results replace the "scenarios" section of docs/BENCHMARKS.md and draw
 docs/bench/shift.png (--no-write: stdout only).
+
+Run from the repository root: python3 -m bench.scenarios [--full] (make bench).
 """
 
 import argparse
@@ -41,13 +42,12 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402  (puts tests/ and tests/lib on sys.path)
-from benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, MB, REPO, Tuner, fmt_iops,  # noqa: E402
-                      fmt_target, fmt_us, machine, progress, rounds_log, set_static,
-                      summary_table, verdict)
-import fio  # noqa: E402
-import testdev  # noqa: E402
+from bench import benchlib
+from bench.benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, MB, REPO, Tuner, fmt_iops, fmt_target,
+                            fmt_us, machine, progress, rounds_log, set_static, summary_table,
+                            verdict)
+from tests.lib import fio, testdev
+from tests.lib.paths import KYBER_TUNECTL, KYBER_TUNED
 
 SECTION = "scenarios"
 GOAL_NS = 2_000_000
@@ -56,18 +56,9 @@ KYBER_DEFAULTS = (2_000_000, 10_000_000)
 EXTREMES = ((50_000, 20_000), (50_000, 100_000_000), (100_000_000, 20_000),
             (100_000_000, 100_000_000))
 PAIRS = ((1, 1), (1, 256), (256, 1), (256, 256))
-KYBER_TUNECTL = os.path.join(REPO, "build", "kyber-tunectl")
 PNG = os.path.join(REPO, "docs", "bench", "shift.png")
 PHASES = ("R1", "R1+W256", "R1", "R256+W256")
 HOLD = 3  # intervals in a row meeting the goal: it holds again
-
-
-def pair_jobs(read_qd, write_qd, files=None):
-    """R<read_qd>+W<write_qd>; files: (read file, write file) instead of the
-    device given to fio.run."""
-    r, w = ({"filename": files[0]}, {"filename": files[1]}) if files else ({}, {})
-    return [fio.Job("r", "randread", iodepth=read_qd, cpu=0, extra=r),
-            fio.Job("w", "randwrite", iodepth=write_qd, cpu=1, extra=w)]
 
 
 def goal_for(read_qd, write_qd):
@@ -115,14 +106,13 @@ def shift(phase_s):
     """Flight records of one shift run and the phase boundaries (seconds
     from fio's start)."""
     bounds = [i * phase_s for i in range(len(PHASES) + 1)]
-    js = [fio.Job("r1", "randread", iodepth=1, cpu=0,
-                  extra={"runtime": f"{bounds[3]}s"}),
-          fio.Job("w_a", "randwrite", iodepth=256, cpu=1,
-                  extra={"startdelay": f"{bounds[1]}s", "runtime": f"{phase_s}s"}),
-          fio.Job("r256", "randread", iodepth=256, cpu=0,
-                  extra={"startdelay": f"{bounds[3]}s", "runtime": f"{phase_s}s"}),
-          fio.Job("w_b", "randwrite", iodepth=256, cpu=1,
-                  extra={"startdelay": f"{bounds[3]}s", "runtime": f"{phase_s}s"})]
+    js = [fio.randread("r1", 1, extra={"runtime": f"{bounds[3]}s"}),
+          fio.randwrite("w_a", 256,
+                        extra={"startdelay": f"{bounds[1]}s", "runtime": f"{phase_s}s"}),
+          fio.randread("r256", 256,
+                       extra={"startdelay": f"{bounds[3]}s", "runtime": f"{phase_s}s"}),
+          fio.randwrite("w_b", 256,
+                        extra={"startdelay": f"{bounds[3]}s", "runtime": f"{phase_s}s"})]
     progress(f"shift: {', then '.join(PHASES)}, {phase_s} s each")
     with testdev.flashsim("flash") as dev, tempfile.TemporaryDirectory(prefix="kt-bench-") as tmp:
         rec = os.path.join(tmp, "flight.pb")
@@ -268,10 +258,12 @@ def filesystem(args, log):
     with testdev.flashsim("flash") as dev, ext4_files(dev, args.fs_file_mib) as files:
         for rq, wq in ((1, 256), (256, 256)):
             goal = goal_for(rq, wq)
+            js = fio.pair(rq, wq, read_extra={"filename": files[0]},
+                          write_extra={"filename": files[1]})
             out[(rq, wq)] = interleaved(log, [dev],
                                         configs + [(f"kyber-tuned {goal}", ("tuned", goal))],
-                                        pair_jobs(rq, wq, files), args.rounds, args.ramp,
-                                        args.runtime, files[0], fs_label(rq, wq))
+                                        js, args.rounds, args.ramp, args.runtime, files[0],
+                                        fs_label(rq, wq))
     return out
 
 
@@ -300,7 +292,7 @@ def devices(args, log):
                 if args.full:
                     configs.append(("kyber defaults", ("static", ("kyber", KYBER_DEFAULTS))))
                 configs.append((f"kyber-tuned {goal_for(rq, wq)}", ("tuned", goal_for(rq, wq))))
-                out[kind][(rq, wq)] = interleaved(log, [dev], configs, pair_jobs(rq, wq),
+                out[kind][(rq, wq)] = interleaved(log, [dev], configs, fio.pair(rq, wq),
                                                   args.rounds, args.ramp, args.runtime, dev.path,
                                                   kind_label(kind, rq, wq))
         finally:
@@ -445,7 +437,7 @@ def parse_args(argv):
 
 def preflight():
     benchlib.require_root("scenarios.py")
-    for path in (benchlib.conftest.KYBER_TUNED, KYBER_TUNECTL, testdev.FLASHSIM):
+    for path in (KYBER_TUNED, KYBER_TUNECTL, testdev.FLASHSIM):
         if not os.access(path, os.X_OK):
             sys.exit(f"scenarios.py: {path} missing: run make (and make deps) first")
     for tool in ("mkfs.ext4", "fio"):

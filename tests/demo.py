@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """make demo: kyber-tuned on the built-in flash-model device.
 
@@ -9,6 +8,8 @@ outstanding) three times: under scheduler none, under Kyber's defaults, and
 under kyber-tuned with the goal read-p99=2ms. It prints the tuner's
 decisions as they happen and a table measured in this run. Everything it
 creates is removed at the end, also on Ctrl-C.
+
+Run from the repository root: python3 -m tests.demo [--runtime S] (root).
 """
 
 import argparse
@@ -18,21 +19,14 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(HERE, "lib"))
+from tests.lib import fio, testdev
+from tests.lib.paths import KYBER_TUNED
 
-import fio  # noqa: E402
-import testdev  # noqa: E402
-
-KYBER_TUNED = os.path.join(REPO, "build", "kyber-tuned")
 GOAL = "read-p99=2ms"
 
 
 def r1_w256(dev, runtime, ramp):
-    jobs = [fio.Job("r1", "randread", iodepth=1, cpu=0),
-            fio.Job("w256", "randwrite", iodepth=256, cpu=1)]
-    res = fio.run(dev.path, jobs, runtime_s=runtime, ramp_s=ramp)
+    res = fio.run(dev.path, fio.pair(names=("r1", "w256")), runtime_s=runtime, ramp_s=ramp)
     return res["r1"].read_clat_ns[99.0], res["w256"].write_iops
 
 

@@ -5,13 +5,8 @@ the shift scenario's per-phase summary of flight records, and the
 generalization section's goal, verdicts and rendering."""
 
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
-import baselines  # noqa: E402
-import benchlib  # noqa: E402
-import generalize  # noqa: E402
-import scenarios  # noqa: E402
+from bench import baselines, benchlib, generalize, scenarios
 
 
 def test_write_section_replaces_only_its_own(tmp_path, monkeypatch):
@@ -71,7 +66,7 @@ def test_regenerate_command_names_the_make_target():
     assert benchlib.regenerate_command("x.py", [], targets) == "make bench"
     assert benchlib.regenerate_command("x.py", ["--full"], targets) == "make bench-full"
     assert (benchlib.regenerate_command("x.py", ["--full", "--rounds", "2"], targets)
-            == "/usr/bin/python3 bench/x.py --full --rounds 2")
+            == "/usr/bin/python3 -m bench.x --full --rounds 2")
 
 
 def test_balanced_budget_from_the_die_time():

@@ -17,10 +17,8 @@ import subprocess
 import tempfile
 import time
 
-TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REPO = os.path.dirname(TESTS)
-BUILD = os.path.join(REPO, "build")
-KYBER_TUNECTL = os.path.join(BUILD, "kyber-tunectl")
+from tests.lib.paths import KYBER_TUNECTL, REPO
+
 POLICY = os.path.join(REPO, "systemd", "org.kybertune.KyberTune1.conf")
 
 BUS_NAME = "org.kybertune.KyberTune1"
@@ -225,10 +223,4 @@ def status_json(bus, dev, user=None):
     res = tunectl(bus, "status", dev, "--json", user=user)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
-
-
-def sysfs_targets(dev):
-    base = f"{dev.sysfs}/queue/iosched"
-    with open(f"{base}/read_lat_nsec") as r, open(f"{base}/write_lat_nsec") as w:
-        return int(r.read()), int(w.read())
 

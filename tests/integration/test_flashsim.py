@@ -14,18 +14,15 @@ import time
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import fio  # noqa: E402
-import hoststeal  # noqa: E402
-import testdev  # noqa: E402
+from tests.lib import fio, hoststeal, testdev
 
 PHASE_S = 5     # measured seconds per fio phase
 RAMP_S = 1
 
-R1 = fio.Job("r1", "randread", iodepth=1, cpu=0)
-W256 = fio.Job("w256", "randwrite", iodepth=256, cpu=1)
+R1 = fio.randread("r1", 1)
+W256 = fio.randwrite("w256", 256)
 # Below the loop driver's 128 tags: see test_optane_no_interference.
-W64 = fio.Job("w64", "randwrite", iodepth=64, cpu=1)
+W64 = fio.randwrite("w64", 64)
 
 
 def us(ns):
@@ -200,7 +197,7 @@ def test_storm_signal(make_dev):
     """SIGUSR2 toggles a GC storm: on flash (no GC otherwise) dies then
     stall 3 ms after every 4th program, and a writer slows down."""
     dev = make_dev("flash")
-    w16 = fio.Job("w16", "randwrite", iodepth=16, cpu=1)
+    w16 = fio.randwrite("w16", 16)
 
     def toggle(want):
         os.kill(dev.pid, signal.SIGUSR2)
@@ -232,7 +229,7 @@ def test_stats_match_fio(make_dev):
     before = dev.stats()
     assert before["profile"] == "flash"
     assert before["params"]["dies"] == 8
-    res = run(dev, R1, fio.Job("w16", "randwrite", iodepth=16, cpu=1), ramp_s=0)
+    res = run(dev, R1, fio.randwrite("w16", 16), ramp_s=0)
     after = dev.stats()
     fio_reads = res["r1"].read_ios
     fio_writes = res["w16"].write_ios

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
+from tests.lib.paths import REPO
 
 # path under DESTDIR -> (mode, source in the tree or None for built files)
 FILES = {

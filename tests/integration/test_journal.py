@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-import fio
+from tests.lib import fio
 
 SOCKET = "/run/systemd/journal/socket"
 
@@ -109,8 +109,7 @@ def test_journal_fields(daemon_factory, device_factory, fake_journald, tmp_path)
                        env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}, stderr_path=str(stderr_file))
     assert d.ready(), d.stderr()
     with fio.io_lock():
-        fio.run(dev.path, [fio.Job("r", "randread", iodepth=1),
-                           fio.Job("w", "randwrite", iodepth=32)], runtime_s=2, ramp_s=0)
+        fio.run(dev.path, fio.pair(write_qd=32, pinned=False), runtime_s=2, ramp_s=0)
     assert d.stop() == 0, d.stderr()
     got = entries(fake_journald)
     assert got, f"nothing reached the journal socket; stderr: {d.stderr()}"

@@ -24,9 +24,8 @@ import time
 
 import pytest
 
-import fio
-import hoststeal
-from conftest import json_lines
+from tests.lib import fio, hoststeal
+from tests.lib.daemon import json_lines
 
 RUNTIME = 6  # >= 5 s per the acceptance criteria
 

@@ -15,9 +15,10 @@ import time
 
 import pytest
 
-import fio
-import hoststeal
-from conftest import KYBER_TUNED, json_lines, require_root
+from tests.lib import fio, hoststeal
+from tests.lib.daemon import json_lines
+from tests.lib.paths import KYBER_TUNED
+from tests.lib.require import require_root
 
 
 def map_entries(pid, name):
@@ -141,8 +142,7 @@ def test_kyber_view(daemon_factory, device_factory):
     d = daemon_factory(["--observe", dev.name, "--json", "--interval", "1s"])
     assert d.ready(), d.stderr()
     with fio.io_lock():
-        run_fio(dev, [fio.Job("r1", "randread", iodepth=1, cpu=0),
-                      fio.Job("w256", "randwrite", iodepth=256, cpu=1)], runtime=4)
+        run_fio(dev, fio.pair(names=("r1", "w256")), runtime=4)
     d.stop()
     lines = json_lines(d.communicate())
     depths = [l["kyber_depth"]["write"] for l in lines if l["kyber_depth"]["write"]]

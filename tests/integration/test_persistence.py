@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-import fio
-from conftest import json_lines
+from tests.lib import fio
+from tests.lib.daemon import json_lines
 
 # A goal no shm loop device can meet: the tuner tightens at once, so the
 # targets it leaves behind differ from the originals.
@@ -27,16 +27,6 @@ CAP_BPF = 39
 def read(path):
     with open(path) as f:
         return f.read().strip()
-
-
-def scheduler(dev):
-    s = read(f"{dev.sysfs}/queue/scheduler")
-    return s[s.index("[") + 1:s.index("]")]
-
-
-def targets(dev):
-    return (int(read(f"{dev.sysfs}/queue/iosched/read_lat_nsec")),
-            int(read(f"{dev.sysfs}/queue/iosched/write_lat_nsec")))
 
 
 def wait_for(cond, timeout=10.0, what="condition"):
@@ -96,11 +86,10 @@ def test_capabilities_dropped_and_still_tuning(daemon_factory, device_factory, d
     want = expected_caps()
     assert c["CapEff"] == want and c["CapPrm"] == want and c["CapBnd"] == want, c
     assert c["CapAmb"] == 0 and c["CapInh"] == 0
-    original = targets(dev)
+    original = dev.kyber_targets()
     with fio.io_lock():
-        fio.run(dev.path, [fio.Job("r", "randread", iodepth=1),
-                           fio.Job("w", "randwrite", iodepth=32)], runtime_s=3, ramp_s=0)
-    tuned = targets(dev)
+        fio.run(dev.path, fio.pair(write_qd=32, pinned=False), runtime_s=3, ramp_s=0)
+    tuned = dev.kyber_targets()
     assert d.stop() == 0, d.stderr()
     lines = json_lines(d.communicate())
     assert "Failed" not in d.stderr(), d.stderr()
@@ -109,7 +98,7 @@ def test_capabilities_dropped_and_still_tuning(daemon_factory, device_factory, d
     # and the targets were written (the goal cannot be met, so they move).
     assert len(with_io) >= 5, d.stderr()
     assert tuned != original, (original, tuned)
-    assert scheduler(dev) == "none"
+    assert dev.scheduler() == "none"
 
 
 def test_capabilities_under_unit_bounding_set(daemon_factory, device_factory, dirs):
@@ -128,9 +117,9 @@ def test_capabilities_under_unit_bounding_set(daemon_factory, device_factory, di
     c = caps(d.proc.pid)
     assert c["CapEff"] == expected_caps() and c["CapPrm"] == expected_caps(), c
     assert c["CapBnd"] == (1 << CAP_BPF) | (1 << CAP_PERFMON), c
-    assert scheduler(dev) == "kyber"
+    assert dev.scheduler() == "kyber"
     assert d.stop() == 0, d.stderr()
-    assert scheduler(dev) == "none"
+    assert dev.scheduler() == "none"
 
 
 @pytest.mark.parametrize("original", ["none", "kyber"])
@@ -143,25 +132,24 @@ def test_crash_restores_originals(daemon_factory, device_factory, dirs, original
     if original == "kyber":
         dev.set_scheduler("kyber")
         dev.set_kyber_targets(3_000_000, 20_000_000)
-    before = (scheduler(dev), targets(dev) if original == "kyber" else None)
+    before = (dev.scheduler(), dev.kyber_targets() if original == "kyber" else None)
     d = start(daemon_factory, dirs, "--goal", f"{dev.name}:{TIGHT}")
     with fio.io_lock():
-        fio.run(dev.path, [fio.Job("r", "randread", iodepth=1),
-                           fio.Job("w", "randwrite", iodepth=32)], runtime_s=2, ramp_s=0)
+        fio.run(dev.path, fio.pair(write_qd=32, pinned=False), runtime_s=2, ramp_s=0)
     d.stop(signal.SIGKILL)
-    assert scheduler(dev) == "kyber"
-    left = targets(dev)
+    assert dev.scheduler() == "kyber"
+    left = dev.kyber_targets()
     print(f"\noriginal {before}; left behind by the killed daemon: kyber {left}")
     if original == "kyber":
         assert left != before[1], "the tuner never changed the targets"
 
     d2 = start(daemon_factory, dirs, "--goal", f"{other.name}:read-p99=2ms")
-    assert scheduler(dev) == before[0], d2.stderr()
+    assert dev.scheduler() == before[0], d2.stderr()
     if original == "kyber":
-        assert targets(dev) == before[1]
+        assert dev.kyber_targets() == before[1]
     assert "restor" in d2.stderr().lower(), d2.stderr()
     assert d2.stop() == 0, d2.stderr()
-    assert scheduler(other) == "none"
+    assert other.scheduler() == "none"
 
 
 def test_clean_exit_forgets_originals(daemon_factory, device_factory, dirs):
@@ -175,7 +163,7 @@ def test_clean_exit_forgets_originals(daemon_factory, device_factory, dirs):
     dev.set_kyber_targets(4_000_000, 40_000_000)
     d2 = start(daemon_factory, dirs, "--goal", f"{other.name}:read-p99=2ms")
     assert d2.stop() == 0, d2.stderr()
-    assert scheduler(dev) == "kyber" and targets(dev) == (4_000_000, 40_000_000)
+    assert dev.scheduler() == "kyber" and dev.kyber_targets() == (4_000_000, 40_000_000)
 
 
 @pytest.mark.parametrize("name", ["state.pb", "originals.pb"])
@@ -209,7 +197,7 @@ def test_state_dir_unusable_fails_start(daemon_factory, device_factory, dirs):
     assert not d.ready()
     assert d.proc.wait(10) != 0
     assert f"{blocker}/state" in d.stderr() and "Not a directory" in d.stderr(), d.stderr()
-    assert scheduler(dev) == "none"
+    assert dev.scheduler() == "none"
 
 
 LOOP_CTL_REMOVE = 0x4C81
@@ -245,7 +233,7 @@ def test_disk_going_away(daemon_factory, device_factory, dirs):
     remove_loop(a)
     wait_for(lambda: f"{a.name}: the disk went away" in d.stderr(), what="removal notice")
     assert d.proc.poll() is None, d.stderr()
-    assert scheduler(b) == "kyber"
+    assert b.scheduler() == "kyber"
 
     def lines():
         # Only whole lines: the daemon may be writing the next one.
@@ -281,7 +269,7 @@ def test_sighup_reload(daemon_factory, device_factory, dirs):
     d = daemon_factory(["--foreground", "--interval", "200ms", "--settle", "50ms", "--config", conf,
                         "--state-dir", state, "--runtime-dir", runtime])
     assert d.ready(), d.stderr()
-    assert scheduler(a) == "kyber" and scheduler(b) == "none"
+    assert a.scheduler() == "kyber" and b.scheduler() == "none"
 
     # The goal moves from the main file to a drop-in.
     write_conf(conf, {})
@@ -289,7 +277,7 @@ def test_sighup_reload(daemon_factory, device_factory, dirs):
     dropin = f"{tmp}/conf.d/50-b.conf"
     write_conf(dropin, {b.name: "read-p99=3ms"})
     d.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: scheduler(b) == "kyber" and scheduler(a) == "none", what="reload")
+    wait_for(lambda: b.scheduler() == "kyber" and a.scheduler() == "none", what="reload")
 
     write_conf(dropin, {b.name: "read-p99=5ms", "nosuchdisk": "read-p99=2ms",
                         a.name: "read-p99=oops"})
@@ -304,6 +292,6 @@ def test_sighup_reload(daemon_factory, device_factory, dirs):
     assert "goal now read-p99=5ms" in err, err
     assert "nosuchdisk" in err, err
     assert d.proc.poll() is None
-    assert scheduler(b) == "kyber" and scheduler(a) == "none"
+    assert b.scheduler() == "kyber" and a.scheduler() == "none"
     assert d.stop() == 0, d.stderr()
-    assert scheduler(b) == "none"
+    assert b.scheduler() == "none"

@@ -20,12 +20,12 @@ import time
 
 import pytest
 
-import fio
-import hoststeal
-from conftest import require_built, require_root, require_tool
-from dbus_helpers import (BUS_NAME, DEVICE_IFACE, DEVICE_PREFIX, KYBER_TUNECTL, MANAGER_IFACE,
-                          MANAGER_PATH, FakePolkit, PrivateBus, busctl, dbus_send_error,
-                          has_python_dbus, run, status_json, sysfs_targets, tunectl)
+from tests.integration.dbus_helpers import (BUS_NAME, DEVICE_IFACE, DEVICE_PREFIX, KYBER_TUNECTL,
+                                            MANAGER_IFACE, MANAGER_PATH, FakePolkit, PrivateBus,
+                                            busctl, dbus_send_error, has_python_dbus, run,
+                                            status_json, tunectl)
+from tests.lib import fio, hoststeal
+from tests.lib.require import require_built, require_root, require_tool
 
 GOAL = "read-p99=2ms"
 GOAL_NS = 2_000_000
@@ -85,16 +85,6 @@ def service(bus, flash, daemon_factory):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-def scheduler(dev):
-    text = read(f"{dev.sysfs}/queue/scheduler")
-    return text[text.index("[") + 1:text.index("]")]
-
-
 class Background:
     """fio in a thread, holding the machine-wide I/O lock from before it
     starts: started() returns once the lock is ours and fio runs."""
@@ -128,21 +118,6 @@ class Background:
         return self.result
 
 
-def rw_jobs(write_qd=256, hist=None):
-    r = {"write_hist_log": hist, "log_hist_msec": 1000} if hist else {}
-    return [fio.Job("r", "randread", iodepth=1, cpu=0, extra=r),
-            fio.Job("w", "randwrite", iodepth=write_qd, cpu=1)]
-
-
-def window_p99(prefix):
-    out = []
-    for ms, bins in fio.hist_windows(prefix, 0):
-        p = fio.hist_percentile(bins, 99)
-        if p is not None:
-            out.append((ms, p))
-    return out
-
-
 def set_goal(bus, dev, goal=GOAL):
     res = tunectl(bus, "set-goal", dev.name, *goal.split())
     assert res.returncode == 0, res.stderr
@@ -159,19 +134,19 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
     with tempfile.TemporaryDirectory() as tmp, hoststeal.Monitor() as steal:
         set_goal(bus, flash)
         t0 = time.time()
-        io = Background(flash, rw_jobs(hist=f"{tmp}/r"), runtime_s=20)
+        io = Background(flash, fio.pair(read_extra=fio.hist_log(f"{tmp}/r")), runtime_s=20)
         io.started()
         time.sleep(10)
         for _ in range(5):
             st = status_json(bus, flash.name)
-            sysfs = sysfs_targets(flash)
+            sysfs = flash.kyber_targets()
             # A change may land between the two reads: read again.
             if (st["read_target_ns"], st["write_target_ns"]) == sysfs:
                 break
             time.sleep(0.3)
         st_nobody = status_json(bus, flash.name, user="nobody")
         io.join()
-        windows = window_p99(f"{tmp}/r")
+        windows = fio.window_p99(f"{tmp}/r")
         share = steal.share(t0, time.time())
     # flashsim runs in this VM's CPUs: when the host takes them the device
     # is slower and the goal may truly be out of reach (tests/lib/hoststeal.py).
@@ -216,7 +191,7 @@ def test_unprivileged_caller_is_denied(bus, flash, service):
     changes nothing; reading works."""
     set_goal(bus, flash)
     time.sleep(1.5)
-    before_targets, before_sched = sysfs_targets(flash), scheduler(flash)
+    before_targets, before_sched = flash.kyber_targets(), flash.scheduler()
     before = status_json(bus, flash.name)
 
     for verb in (["set-goal", flash.name, "read-p99=5ms"], ["clear-goal", flash.name],
@@ -233,8 +208,8 @@ def test_unprivileged_caller_is_denied(bus, flash, service):
         assert "needs root or polkit authorization" in msg and "polkit is not running" in msg
 
     after = status_json(bus, flash.name)
-    assert sysfs_targets(flash) == before_targets
-    assert scheduler(flash) == before_sched == "kyber"
+    assert flash.kyber_targets() == before_targets
+    assert flash.scheduler() == before_sched == "kyber"
     assert after["goal"] == before["goal"] == "read-p99=2ms mode=latency"
     assert after["state"] != "paused"
 
@@ -265,10 +240,10 @@ def test_polkit_authorizes_per_action(bus, flash, service):
         res = tunectl(bus, "pause", flash.name, user="nobody")
         assert res.returncode == 0, res.stderr
         assert status_json(bus, flash.name)["state"] == "paused"
-        targets = sysfs_targets(flash)
+        targets = flash.kyber_targets()
         res = tunectl(bus, "reset", flash.name, user="nobody")
         assert res.returncode == 1 and "Access denied" in res.stderr, res.stderr
-        assert sysfs_targets(flash) == targets and scheduler(flash) == "kyber"
+        assert flash.kyber_targets() == targets and flash.scheduler() == "kyber"
         # busctl asks for interactive authorization by default.
         res = busctl(bus, "call", BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "ClearGoal", "s", flash.name,
                      user="nobody")
@@ -381,7 +356,7 @@ def test_malformed_goals_rejected(bus, flash, service):
     assert lines_after - lines_before >= elapsed - 2, (lines_before, lines_after, elapsed)
     st = status_json(bus, flash.name)
     assert st["goal"] == "read-p99=2ms mode=latency"
-    assert scheduler(flash) == "kyber"
+    assert flash.scheduler() == "kyber"
 
 
 # ---------------------------------------------------------------- 4. round trip
@@ -449,7 +424,7 @@ def test_round_trip(bus, flash, service):
     assert st["original_read_target_ns"] == 1234567 and st["original_write_target_ns"] == 7654321
 
     # I/O for the live parts: monitor, PropertiesChanged, hist.
-    io = Background(flash, rw_jobs(write_qd=16), runtime_s=8)
+    io = Background(flash, fio.pair(write_qd=16), runtime_s=8)
     io.started()
     time.sleep(1.5)
     mon = subprocess.Popen([KYBER_TUNECTL, "monitor", flash.name], env=bus.env(), stdout=subprocess.PIPE,
@@ -506,15 +481,15 @@ def test_round_trip(bus, flash, service):
 
     # reset: originals back in sysfs, paused
     assert tunectl(bus, "reset", flash.name).returncode == 0
-    assert scheduler(flash) == "kyber"
-    assert sysfs_targets(flash) == (1234567, 7654321)
+    assert flash.scheduler() == "kyber"
+    assert flash.kyber_targets() == (1234567, 7654321)
     assert status_json(bus, flash.name)["state"] == "paused"
     assert tunectl(bus, "resume", flash.name).returncode == 0
 
     # clear-goal: originals back, the device gone from the bus
     assert tunectl(bus, "clear-goal", flash.name).returncode == 0
-    assert scheduler(flash) == "kyber"
-    assert sysfs_targets(flash) == (1234567, 7654321)
+    assert flash.scheduler() == "kyber"
+    assert flash.kyber_targets() == (1234567, 7654321)
     res = tunectl(bus, "status", flash.name)
     assert res.returncode == 1 and f"{flash.name} has no goal" in res.stderr, res.stderr
     res = busctl(bus, "tree", BUS_NAME)
@@ -569,18 +544,18 @@ def test_restart_after_crash_resumes_runtime_goals(bus, device_factory, daemon_f
         d = daemon_factory(args, env=env)
         assert d.ready(), d.stderr()
         set_goal(bus, dev, "read-p99=3ms write-iops-min=1k")
-        assert scheduler(dev) == "kyber"
+        assert dev.scheduler() == "kyber"
         d.stop(signal.SIGKILL)
 
         d2 = daemon_factory(args, env=env)
         assert d2.ready(), d2.stderr()
         st = status_json(bus, dev.name)
         assert st["goal"] == "read-p99=3ms write-iops-min=1000 mode=latency", st
-        assert scheduler(dev) == "kyber"
+        assert dev.scheduler() == "kyber"
         assert "resumed the goal set at run time" in d2.stderr(), d2.stderr()
         res = tunectl(bus, "clear-goal", dev.name)
         assert res.returncode == 0, res.stderr
-        assert scheduler(dev) == "none"
+        assert dev.scheduler() == "none"
         assert d2.stop() == 0, d2.stderr()
 
         # Cleared: a third start has nothing to resume.

@@ -14,7 +14,8 @@ import subprocess
 
 import pytest
 
-from conftest import KYBER_TUNED, REPO, require_built
+from tests.lib.paths import KYBER_TUNED, REPO
+from tests.lib.require import require_built
 
 UNIT = os.path.join(REPO, "systemd", "kyber-tuned.service")
 SECURITY_DOC = os.path.join(REPO, "docs", "security.md")

@@ -21,9 +21,8 @@ import time
 
 import pytest
 
-import fio
-import hoststeal
-from conftest import json_lines
+from tests.lib import fio, hoststeal
+from tests.lib.daemon import json_lines
 
 GOAL_NS = 2_000_000
 GOAL = "read-p99=2ms"
@@ -55,16 +54,6 @@ MET_SHARE = 0.85
 WRITES_KEPT_SHARE = 0.6
 
 
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-def targets(dev):
-    return (int(read(f"{dev.sysfs}/queue/iosched/read_lat_nsec")),
-            int(read(f"{dev.sysfs}/queue/iosched/write_lat_nsec")))
-
-
 def print_trace(lines):
     """The tuner's view per interval (shown by pytest when a test fails)."""
     t0 = lines[0]["time_ns"] if lines else 0
@@ -93,26 +82,6 @@ def stop_tuner(d):
     return lines
 
 
-def jobs(read_qd=1, write_qd=256, hist=None, read_extra=None, write_extra=None):
-    r = {"write_hist_log": hist, "log_hist_msec": 1000} if hist else {}
-    r.update(read_extra or {})
-    out = [fio.Job("r", "randread", iodepth=read_qd, cpu=0, extra=r)]
-    if write_qd:
-        out.append(fio.Job("w", "randwrite", iodepth=write_qd, cpu=1, extra=write_extra or {}))
-    return out
-
-
-def window_p99(prefix, start_ms=0, end_ms=None):
-    """[(end_ms, p99_ns)] of fio's 1-s read windows."""
-    out = []
-    for ms, bins in fio.hist_windows(prefix, 0):
-        if ms > start_ms and (end_ms is None or ms <= end_ms):
-            p = fio.hist_percentile(bins, 99)
-            if p is not None:
-                out.append((ms, p))
-    return out
-
-
 def static_run(dev, read_ns, write_ns, runtime=5, ramp=5, steal=None, tries=2):
     """R1+W256 under fixed targets, in steady state: Kyber's depths depend
     on their history, so the first seconds after a switch are skipped.
@@ -128,7 +97,7 @@ def static_run(dev, read_ns, write_ns, runtime=5, ramp=5, steal=None, tries=2):
             dev.set_scheduler("kyber")
             dev.set_kyber_targets(read_ns, write_ns)
         t0 = time.time()
-        res = fio.run(dev.path, jobs(), runtime_s=runtime, ramp_s=ramp)
+        res = fio.run(dev.path, fio.pair(), runtime_s=runtime, ramp_s=ramp)
         share = steal.share(t0, time.time()) if steal else 0.0
         if best is None or share < best[0]:
             best = (share, res["r"].read_clat_ns[99.0], res["w"].write_iops)
@@ -181,9 +150,10 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
         t0 = time.monotonic()
         start = time.time()
         w_extra = {"write_iops_log": f"{tmp}/w", "log_avg_msec": 1000}
-        res = fio.run(flash.path, jobs(hist=f"{tmp}/r", write_extra=w_extra), runtime_s=GOAL_RUN_S, ramp_s=0)
+        res = fio.run(flash.path, fio.pair(read_extra=fio.hist_log(f"{tmp}/r"), write_extra=w_extra),
+                      runtime_s=GOAL_RUN_S, ramp_s=0)
         lines = stop_tuner(d)
-        windows = window_p99(f"{tmp}/r")
+        windows = fio.window_p99(f"{tmp}/r")
         w_log = fio_log_values(f"{tmp}/w", "iops")  # tmp is gone after this block
     clean, bad = clean_windows(windows, steal, start, "R1+W256 under the tuner")
     first_ok = next((ms for ms, p in windows if p <= GOAL_NS), None)
@@ -233,18 +203,16 @@ def test_shifts(daemon_factory, flash):
     with tempfile.TemporaryDirectory() as tmp, fio.io_lock(), hoststeal.Monitor() as steal:
         d = start_tuner(daemon_factory, flash, "read-p99=3ms")
         start = time.time()
-        js = [fio.Job("r1", "randread", iodepth=1, cpu=0,
-                      extra={"runtime": "30s", "write_hist_log": f"{tmp}/r1", "log_hist_msec": 1000}),
-              fio.Job("r64", "randread", iodepth=64, cpu=0,
-                      extra={"startdelay": "30s", "runtime": "10s",
-                             "write_hist_log": f"{tmp}/r64", "log_hist_msec": 1000}),
-              fio.Job("wa", "randwrite", iodepth=256, cpu=1, extra=w_a),
-              fio.Job("wb", "randwrite", iodepth=256, cpu=1, extra=w_b)]
+        js = [fio.randread("r1", 1, extra={"runtime": "30s", **fio.hist_log(f"{tmp}/r1")}),
+              fio.randread("r64", 64, extra={"startdelay": "30s", "runtime": "10s",
+                                             **fio.hist_log(f"{tmp}/r64")}),
+              fio.randwrite("wa", 256, extra=w_a),
+              fio.randwrite("wb", 256, extra=w_b)]
         fio.run(flash.path, js, runtime_s=40, ramp_s=0)
         lines = stop_tuner(d)
-        r1 = window_p99(f"{tmp}/r1")
+        r1 = fio.window_p99(f"{tmp}/r1")
         # r64's windows count from its own start (startdelay excluded).
-        r64 = [(ms + 30000, p) for ms, p in window_p99(f"{tmp}/r64")]
+        r64 = [(ms + 30000, p) for ms, p in fio.window_p99(f"{tmp}/r64")]
     windows = r1 + r64
     clean, bad = clean_windows(windows, steal, start, "shifts")
     for ms, p in windows:
@@ -277,11 +245,11 @@ def test_r1_w1_never_writes(daemon_factory, flash):
     """R1+W1 (G-1): Kyber cannot act with one request per op; the tuner
     holds and never writes a target, even with a goal it misses."""
     flash.set_scheduler("kyber")
-    before = targets(flash)
+    before = flash.kyber_targets()
     d = start_tuner(daemon_factory, flash, "read-p99=150us")
     with fio.io_lock():
-        fio.run(flash.path, jobs(write_qd=1), runtime_s=12, ramp_s=0)
-    after = targets(flash)
+        fio.run(flash.path, fio.pair(write_qd=1), runtime_s=12, ramp_s=0)
+    after = flash.kyber_targets()
     lines = stop_tuner(d)
     states = [l["tuner"]["state"] for l in lines]
     print(states, lines[-1]["tuner"]["reason"])
@@ -303,9 +271,9 @@ def test_optane_no_throttling_cost(daemon_factory, device_factory):
         for _ in range(4):
             t0 = time.time()
             dev.set_scheduler("none")
-            w_none = fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops
+            w_none = fio.run(dev.path, fio.pair(), runtime_s=6, ramp_s=1)["w"].write_iops
             d = start_tuner(daemon_factory, dev, "read-p99=5ms")
-            w_tuned = fio.run(dev.path, jobs(), runtime_s=6, ramp_s=1)["w"].write_iops
+            w_tuned = fio.run(dev.path, fio.pair(), runtime_s=6, ramp_s=1)["w"].write_iops
             lines = stop_tuner(d)
             assert not any(l["tuner"]["state"] == "infeasible" for l in lines)
             shares.append(steal.share(t0, time.time()))
@@ -331,13 +299,13 @@ def test_infeasible_goal(daemon_factory, flash):
         for _ in range(2):  # once more if the host disturbed the run
             d = start_tuner(daemon_factory, flash, "read-p99=10us")
             t0 = time.time()
-            res = fio.run(flash.path, jobs(), runtime_s=10, ramp_s=4)
+            res = fio.run(flash.path, fio.pair(), runtime_s=10, ramp_s=4)
             share = steal.share(t0, time.time())
             lines = stop_tuner(d)
             if share <= hoststeal.DISTURBED_SHARE:
                 break
         d = start_tuner(daemon_factory, flash, "read-p99=10us write-iops-min=8k")
-        floor = fio.run(flash.path, jobs(), runtime_s=20, ramp_s=4)
+        floor = fio.run(flash.path, fio.pair(), runtime_s=20, ramp_s=4)
         floor_lines = stop_tuner(d)
     tuned_p99 = res["r"].read_clat_ns[99.0]
     print(f"\nstatic 50us/100ms: read P99 {static_p99 / 1e3:.0f} us, write {static_w:.0f}; tuned: "
@@ -378,19 +346,19 @@ def test_override_and_resume(daemon_factory, flash):
     # re-entrant per thread, not across threads).
     fio_done = []
     th = threading.Thread(target=lambda: fio_done.append(
-        fio.run(flash.path, jobs(), runtime_s=18, ramp_s=0)))
+        fio.run(flash.path, fio.pair(), runtime_s=18, ramp_s=0)))
     th.start()
     try:
         deadline = time.monotonic() + 10
-        while targets(flash) == (2_000_000, 10_000_000) and time.monotonic() < deadline:
+        while flash.kyber_targets() == (2_000_000, 10_000_000) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert targets(flash) != (2_000_000, 10_000_000), "the tuner never wrote"
+        assert flash.kyber_targets() != (2_000_000, 10_000_000), "the tuner never wrote"
         with open(f"{flash.sysfs}/queue/iosched/read_lat_nsec", "w") as f:
             f.write("3333333")
         t_admin = time.time()
-        admin = targets(flash)
+        admin = flash.kyber_targets()
         time.sleep(6)
-        held = targets(flash)
+        held = flash.kyber_targets()
         os.kill(d.proc.pid, signal.SIGUSR1)
     finally:
         th.join()
@@ -412,13 +380,13 @@ def test_rollback(daemon_factory, flash, initial):
     if initial == "kyber-custom":
         flash.set_scheduler("kyber")
         flash.set_kyber_targets(1234567, 7654321)
-    sched_before = read(f"{flash.sysfs}/queue/scheduler")
-    targets_before = targets(flash) if initial != "none" else None
+    sched_before = flash.scheduler()
+    targets_before = flash.kyber_targets() if initial != "none" else None
     d = start_tuner(daemon_factory, flash, GOAL)
     with fio.io_lock():
-        fio.run(flash.path, jobs(), runtime_s=6, ramp_s=0)
+        fio.run(flash.path, fio.pair(), runtime_s=6, ramp_s=0)
     lines = stop_tuner(d)
     assert any(l["tuner"]["changed"] for l in lines), "nothing to roll back"
-    assert read(f"{flash.sysfs}/queue/scheduler") == sched_before
+    assert flash.scheduler() == sched_before
     if targets_before:
-        assert targets(flash) == targets_before
+        assert flash.kyber_targets() == targets_before

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Run fio jobs concurrently against one file or device and parse the results.
 
-    import fio
-    res = fio.run("/dev/loop3", [fio.Job("r1", "randread", cpu=0),
-                                 fio.Job("w256", "randwrite", iodepth=256, cpu=1)],
-                  runtime_s=6)
+    from tests.lib import fio
+    res = fio.run("/dev/loop3", fio.pair(names=("r1", "w256")), runtime_s=6)
     res["r1"].read_clat_ns[99.0]
+
+fio.pair() and its parts fio.randread()/fio.randwrite() are the study's
+jobs, the one definition tests, demo and benchmarks use; fio.Job is any
+other job.
 
 Every run holds an exclusive flock on /tmp/kyber-tuned-io.lock: this machine
 must never run two I/O benchmarks at once (parallel test sessions would
@@ -24,15 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-try:
-    from testdev import DeviceUnavailable
-except ImportError:  # imported from elsewhere than tests/lib
-    import importlib.util as _ilu
-    _spec = _ilu.spec_from_file_location(
-        "testdev", os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdev.py"))
-    _testdev = _ilu.module_from_spec(_spec)
-    _spec.loader.exec_module(_testdev)
-    DeviceUnavailable = _testdev.DeviceUnavailable
+from tests.lib.testdev import DeviceUnavailable
 
 LOCK_PATH = "/tmp/kyber-tuned-io.lock"
 PERCENTILES = (1, 5, 10, 50, 90, 99, 99.9, 99.99)
@@ -75,6 +69,40 @@ class JobResult:
 
 class FioError(RuntimeError):
     pass
+
+
+# ---------------------------------------------------------------- the study's jobs
+# As in the Kyber study: 4 KiB random I/O (Job's bs) through io_uring with
+# O_DIRECT (run()'s defaults), the latency-sensitive reader pinned to one CPU
+# and the writer to the other, so neither waits for the other's CPU.
+READ_CPU, WRITE_CPU = 0, 1
+
+
+def randread(name, iodepth, extra=None, cpu=READ_CPU):
+    """Random reads at iodepth, pinned to cpu; extra: any other fio options."""
+    return Job(name, "randread", iodepth=iodepth, cpu=cpu, extra=dict(extra or {}))
+
+
+def randwrite(name, iodepth, extra=None, cpu=WRITE_CPU):
+    """Random writes at iodepth, pinned to cpu; extra: any other fio options."""
+    return Job(name, "randwrite", iodepth=iodepth, cpu=cpu, extra=dict(extra or {}))
+
+
+def pair(read_qd=1, write_qd=256, names=("r", "w"), read_extra=None, write_extra=None,
+         pinned=True):
+    """R<read_qd>+W<write_qd>, by default R1+W256: the study's reader that
+    suffers beside a writer that keeps the device full. names: the two
+    jobs' names (the keys of run()'s results); pinned=False leaves the CPUs
+    to the kernel, for runs that only need some reads and writes."""
+    cpus = (READ_CPU, WRITE_CPU) if pinned else (None, None)
+    return [randread(names[0], read_qd, read_extra, cpus[0]),
+            randwrite(names[1], write_qd, write_extra, cpus[1])]
+
+
+def hist_log(prefix, msec=1000):
+    """Options that make a job log its completion-latency histogram every
+    msec to PREFIX_clat_hist.*.log, for hist_windows() and window_p99()."""
+    return {"write_hist_log": prefix, "log_hist_msec": msec}
 
 
 # ---------------------------------------------------------------- the lock
@@ -294,3 +322,13 @@ def hist_percentile(bins, pct):
         if seen >= rank:
             return _plat_idx_to_ns(i)
     return _plat_idx_to_ns(len(bins) - 1)
+
+
+def window_p99(prefix, direction=0):
+    """[(end_msec, P99 in ns)] of the non-empty windows of a hist_log()."""
+    out = []
+    for ms, bins in hist_windows(prefix, direction):
+        p = hist_percentile(bins, 99)
+        if p is not None:
+            out.append((ms, p))
+    return out
