@@ -113,140 +113,130 @@ static int parse_interval(const char *arg, uint64_t *ret)
 	return 0;
 }
 
-int main(int argc, char *argv[])
-{
-	static const struct option options[] = {
-		{ "observe", required_argument, NULL, ARG_OBSERVE },
-		{ "interval", required_argument, NULL, ARG_INTERVAL },
-		{ "count", required_argument, NULL, ARG_COUNT },
-		{ "json", no_argument, NULL, ARG_JSON },
-		{ "attach", required_argument, NULL, ARG_ATTACH },
-		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, ARG_VERSION },
-		{ "foreground", no_argument, NULL, ARG_FOREGROUND },
-		{ "goal", required_argument, NULL, ARG_GOAL },
-		{ "settle", required_argument, NULL, ARG_SETTLE },
-		{ "no-rollback", no_argument, NULL, ARG_NO_ROLLBACK },
-		{ "no-switch-scheduler", no_argument, NULL, ARG_NO_SWITCH },
-		{ "config", required_argument, NULL, ARG_CONFIG },
-		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
-		{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
-		{ "record", required_argument, NULL, ARG_RECORD },
-		{}
-	};
-	bool config_given = false, state_given = false, runtime_given = false;
-	char dropin_dir[PATH_MAX];
-	struct observe_options obs = {
-		.interval_ns = NSEC_PER_SEC,
-		.attach = OBSERVER_ATTACH_AUTO,
-		.sysroot = "/sys",
-		.debugfs = "/sys/kernel/debug",
-	};
-	struct service_options svc = { .bus = true };
-	_cleanup_free_ struct service_goal *goals = NULL;
-	_cleanup_free_ char **devices = NULL;
-	char err[512];
-	int c, r;
+static const struct option options[] = {
+	{ "observe", required_argument, NULL, ARG_OBSERVE },
+	{ "interval", required_argument, NULL, ARG_INTERVAL },
+	{ "count", required_argument, NULL, ARG_COUNT },
+	{ "json", no_argument, NULL, ARG_JSON },
+	{ "attach", required_argument, NULL, ARG_ATTACH },
+	{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, ARG_VERSION },
+	{ "foreground", no_argument, NULL, ARG_FOREGROUND },
+	{ "goal", required_argument, NULL, ARG_GOAL },
+	{ "settle", required_argument, NULL, ARG_SETTLE },
+	{ "no-rollback", no_argument, NULL, ARG_NO_ROLLBACK },
+	{ "no-switch-scheduler", no_argument, NULL, ARG_NO_SWITCH },
+	{ "config", required_argument, NULL, ARG_CONFIG },
+	{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
+	{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
+	{ "record", required_argument, NULL, ARG_RECORD },
+	{}
+};
 
-	log_set_prefix("kyber-tuned");
-	(void)log_open_journal("kyber-tuned");
-	manager_options_default(&svc.manager);
-	devices = calloc((size_t)argc, sizeof(char *));
-	goals = calloc((size_t)argc, sizeof(*goals));
-	if (!devices || !goals)
-		return 1;
-	obs.devices = devices;
-	svc.goals = goals;
+struct args {
+	struct observe_options obs;
+	struct service_options svc;
+	bool config_given, state_given, runtime_given;
+	char dropin_dir[PATH_MAX];
+	char **devices;			/* --observe, argc entries */
+	struct service_goal *goals;	/* --goal, argc entries */
+};
+
+/* 1: go on; 0: done (--help, --version); -EINVAL: bad usage (logged). */
+static int parse_argv(int argc, char *argv[], struct args *a)
+{
+	char err[512] = "";
+	int c, r;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
 		switch (c) {
 		case ARG_OBSERVE:
-			devices[obs.n_devices++] = optarg;
+			a->devices[a->obs.n_devices++] = optarg;
 			break;
 		case ARG_INTERVAL:
-			if (parse_interval(optarg, &obs.interval_ns) < 0)
-				return 2;
-			svc.manager.interval_ns = obs.interval_ns;
-			svc.cli_set |= SERVICE_CLI_INTERVAL;
+			if (parse_interval(optarg, &a->obs.interval_ns) < 0)
+				return -EINVAL;
+			a->svc.manager.interval_ns = a->obs.interval_ns;
+			a->svc.cli_set |= SERVICE_CLI_INTERVAL;
 			break;
 		case ARG_FOREGROUND:
-			svc.bus = false;
+			a->svc.bus = false;
 			break;
 		case ARG_GOAL:
-			if (service_parse_device_goal(optarg, &goals[svc.n_goals], err, sizeof(err)) < 0) {
+			if (service_parse_device_goal(optarg, &a->goals[a->svc.n_goals], err, sizeof(err)) < 0) {
 				log_error("%s", err);
-				return 2;
+				return -EINVAL;
 			}
-			svc.n_goals++;
+			a->svc.n_goals++;
 			break;
 		case ARG_SETTLE:
-			r = parse_duration_ns(optarg, 0, &svc.manager.settle_ns);
-			if (r < 0 || svc.manager.settle_ns > 10 * NSEC_PER_SEC) {
+			r = parse_duration_ns(optarg, 0, &a->svc.manager.settle_ns);
+			if (r < 0 || a->svc.manager.settle_ns > 10 * NSEC_PER_SEC) {
 				log_error("Invalid --settle '%s': expected a duration up to 10s, with a unit",
 					  optarg);
-				return 2;
+				return -EINVAL;
 			}
-			svc.cli_set |= SERVICE_CLI_SETTLE;
+			a->svc.cli_set |= SERVICE_CLI_SETTLE;
 			break;
 		case ARG_CONFIG:
-			svc.config_path = *optarg ? optarg : NULL;
-			config_given = true;
+			a->svc.config_path = *optarg ? optarg : NULL;
+			a->config_given = true;
 			/* Its drop-ins sit beside it, as /etc/kyber-tuned/conf.d does. */
-			if (svc.config_path) {
+			if (a->svc.config_path) {
 				const char *slash = strrchr(optarg, '/');
 
-				snprintf(dropin_dir, sizeof(dropin_dir), "%.*s%sconf.d",
+				snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%.*s%sconf.d",
 					 slash ? (int)(slash - optarg) : 0, optarg, slash ? "/" : "");
-				svc.dropin_dir = dropin_dir;
+				a->svc.dropin_dir = a->dropin_dir;
 			} else
-				svc.dropin_dir = NULL;
+				a->svc.dropin_dir = NULL;
 			break;
 		case ARG_STATE_DIR:
-			svc.manager.state_dir = *optarg ? optarg : NULL;
-			state_given = true;
+			a->svc.manager.state_dir = *optarg ? optarg : NULL;
+			a->state_given = true;
 			break;
 		case ARG_RUNTIME_DIR:
-			svc.manager.runtime_dir = *optarg ? optarg : NULL;
-			runtime_given = true;
+			a->svc.manager.runtime_dir = *optarg ? optarg : NULL;
+			a->runtime_given = true;
 			break;
 		case ARG_RECORD:
-			svc.manager.record_path = *optarg ? optarg : NULL;
-			svc.cli_set |= SERVICE_CLI_RECORD;
+			a->svc.manager.record_path = *optarg ? optarg : NULL;
+			a->svc.cli_set |= SERVICE_CLI_RECORD;
 			break;
 		case ARG_NO_ROLLBACK:
-			svc.manager.rollback = false;
-			svc.cli_set |= SERVICE_CLI_ROLLBACK;
+			a->svc.manager.rollback = false;
+			a->svc.cli_set |= SERVICE_CLI_ROLLBACK;
 			break;
 		case ARG_NO_SWITCH:
-			svc.manager.switch_scheduler = false;
-			svc.cli_set |= SERVICE_CLI_SWITCH;
+			a->svc.manager.switch_scheduler = false;
+			a->svc.cli_set |= SERVICE_CLI_SWITCH;
 			break;
 		case ARG_COUNT:
-			if (parse_u64_strict(optarg, false, &obs.count) < 0 || obs.count == 0) {
+			if (parse_u64_strict(optarg, false, &a->obs.count) < 0 || a->obs.count == 0) {
 				log_error("Invalid --count '%s': expected a positive integer", optarg);
-				return 2;
+				return -EINVAL;
 			}
 			break;
 		case ARG_JSON:
-			obs.json = svc.manager.json = true;
+			a->obs.json = a->svc.manager.json = true;
 			break;
 		case ARG_ATTACH:
-			if (observer_attach_from_string(optarg, &obs.attach) < 0) {
+			if (observer_attach_from_string(optarg, &a->obs.attach) < 0) {
 				log_error("Invalid --attach '%s': expected auto, tp_btf or raw_tp", optarg);
-				return 2;
+				return -EINVAL;
 			}
-			svc.manager.attach = obs.attach;
+			a->svc.manager.attach = a->obs.attach;
 			break;
 		case ARG_LOG_LEVEL:
 			r = log_level_from_string(optarg);
 			if (r < 0) {
 				log_error("Invalid --log-level '%s': expected err, warning, notice, info or debug",
 					  optarg);
-				return 2;
+				return -EINVAL;
 			}
 			log_set_max_level(r);
-			svc.cli_set |= SERVICE_CLI_LOG_LEVEL;
+			a->svc.cli_set |= SERVICE_CLI_LOG_LEVEL;
 			break;
 		case 'h':
 			help();
@@ -255,48 +245,84 @@ int main(int argc, char *argv[])
 			printf("kyber-tuned %s\n", KT_VERSION);
 			return 0;
 		default:
-			return 2;
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
 		log_error("Unexpected argument '%s'; see --help", argv[optind]);
-		return 2;
+		return -EINVAL;
 	}
-	if (obs.n_devices && (svc.n_goals || !svc.bus)) {
+	return 1;
+}
+
+/* Options that only make sense together, and where the service keeps its
+ * files. -EINVAL: bad usage; other -errno: a file or directory (logged). */
+static int finish_args(struct args *a)
+{
+	if (a->obs.n_devices && (a->svc.n_goals || !a->svc.bus)) {
 		log_error("--observe excludes --goal and --foreground");
-		return 2;
+		return -EINVAL;
 	}
-	if (svc.manager.settle_ns >= svc.manager.interval_ns) {
+	if (a->svc.manager.settle_ns >= a->svc.manager.interval_ns) {
 		log_error("--settle must be shorter than --interval");
-		return 2;
+		return -EINVAL;
 	}
-	if (!svc.bus && !svc.n_goals && !svc.config_path) {
+	if (!a->svc.bus && !a->svc.n_goals && !a->svc.config_path) {
 		log_error("--foreground needs a --goal DEV:GOAL or a --config FILE with goals");
-		return 2;
+		return -EINVAL;
 	}
 	/* A file named on the command line must be there; the default may not. */
-	if (config_given && svc.config_path && access(svc.config_path, R_OK) < 0) {
-		log_error_errno(-errno, "Failed to open %s: %m", svc.config_path);
-		return 1;
-	}
+	if (a->config_given && a->svc.config_path && access(a->svc.config_path, R_OK) < 0)
+		return log_error_errno(-errno, "Failed to open %s: %m", a->svc.config_path);
 	/* The service keeps its configuration and state where the system
 	 * does; --foreground only what it is told to. */
-	if (svc.bus) {
-		if (!config_given) {
-			svc.config_path = CONF_PATH;
-			svc.dropin_dir = CONF_DROPIN_DIR;
+	if (a->svc.bus) {
+		if (!a->config_given) {
+			a->svc.config_path = CONF_PATH;
+			a->svc.dropin_dir = CONF_DROPIN_DIR;
 		}
-		if (!state_given)
-			svc.manager.state_dir = service_dir("STATE_DIRECTORY", "/var/lib/kyber-tuned");
-		if (!runtime_given)
-			svc.manager.runtime_dir = service_dir("RUNTIME_DIRECTORY", "/run/kyber-tuned");
+		if (!a->state_given)
+			a->svc.manager.state_dir = service_dir("STATE_DIRECTORY", "/var/lib/kyber-tuned");
+		if (!a->runtime_given)
+			a->svc.manager.runtime_dir = service_dir("RUNTIME_DIRECTORY", "/run/kyber-tuned");
 	}
-	if ((svc.manager.state_dir && ensure_dir(svc.manager.state_dir) < 0) ||
-	    (svc.manager.runtime_dir && ensure_dir(svc.manager.runtime_dir) < 0))
+	if ((a->svc.manager.state_dir && ensure_dir(a->svc.manager.state_dir) < 0) ||
+	    (a->svc.manager.runtime_dir && ensure_dir(a->svc.manager.runtime_dir) < 0))
+		return -EIO;	/* logged */
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	_cleanup_free_ struct service_goal *goals = NULL;
+	_cleanup_free_ char **devices = NULL;
+	struct args a = {
+		.obs = {
+			.interval_ns = NSEC_PER_SEC,
+			.attach = OBSERVER_ATTACH_AUTO,
+			.sysroot = "/sys",
+			.debugfs = "/sys/kernel/debug",
+		},
+		.svc = { .bus = true },
+	};
+	int r;
+
+	log_set_prefix("kyber-tuned");
+	(void)log_open_journal("kyber-tuned");
+	manager_options_default(&a.svc.manager);
+	devices = calloc((size_t)argc, sizeof(char *));
+	goals = calloc((size_t)argc, sizeof(*goals));
+	if (!devices || !goals)
 		return 1;
-	if (obs.n_devices)
-		r = observe_run(&obs);
-	else
-		r = service_run(&svc);
+	a.devices = a.obs.devices = devices;
+	a.goals = a.svc.goals = goals;
+
+	r = parse_argv(argc, argv, &a);
+	if (r <= 0)
+		return r < 0 ? 2 : 0;
+	r = finish_args(&a);
+	if (r < 0)
+		return r == -EINVAL ? 2 : 1;
+	r = a.obs.n_devices ? observe_run(&a.obs) : service_run(&a.svc);
 	return r < 0 ? 1 : 0;
 }
