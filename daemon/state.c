@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,83 +17,120 @@
 #define STATE_FILE_MAX (4 * 1024 * 1024)
 #define STATE_DEVICES_MAX 4096
 
-static char *dup_str(const char *s, bool *oom)
-{
-	char *c;
+/*
+ * Both tables (learned state, originals) are arrays of entries that start
+ * with three owned strings, the first the device's stable id: one
+ * implementation of find / put / remove for both. The strings are reached
+ * as char * objects at the entry's start, never through another struct
+ * type.
+ */
+#define ENTRY_STRINGS 3
+static_assert(offsetof(struct state_device, id) == 0 && offsetof(struct state_device, name) == sizeof(char *) &&
+	      offsetof(struct state_device, goal) == 2 * sizeof(char *), "state_device starts with 3 strings");
+static_assert(offsetof(struct original, id) == 0 && offsetof(struct original, name) == sizeof(char *) &&
+	      offsetof(struct original, scheduler) == 2 * sizeof(char *), "original starts with 3 strings");
 
-	if (!s || !*s)
-		return NULL;
-	c = strdup(s);
-	if (!c)
-		*oom = true;
-	return c;
+static char **entry_strings(void *e)
+{
+	return (char **)e;
+}
+
+static void entry_done(void *e, size_t size)
+{
+	for (int i = 0; i < ENTRY_STRINGS; i++)
+		free(entry_strings(e)[i]);
+	memset(e, 0, size);
+}
+
+static void *table_find(void *v, size_t n, size_t size, const char *id)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *e = (char *)v + i * size;
+
+		if (strcmp(entry_strings(e)[0], id) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Insert or replace by id, copying the entry and its strings ("" stored as
+ * NULL). *v may move. */
+static int table_put(void **v, size_t *n, size_t size, const void *e)
+{
+	_cleanup_free_ void *copy = malloc(size);
+	void *slot;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, e, size);
+	for (int i = 0; i < ENTRY_STRINGS; i++) {
+		const char *str = entry_strings((void *)e)[i];
+
+		entry_strings(copy)[i] = str && *str ? strdup(str) : NULL;
+		if (str && *str && !entry_strings(copy)[i]) {
+			entry_done(copy, size);
+			return -ENOMEM;
+		}
+	}
+	slot = table_find(*v, *n, size, entry_strings(copy)[0]);
+	if (!slot) {
+		void *grown = realloc(*v, (*n + 1) * size);
+
+		if (!grown) {
+			entry_done(copy, size);
+			return -ENOMEM;
+		}
+		*v = grown;
+		slot = (char *)grown + (*n)++ * size;
+	} else
+		entry_done(slot, size);
+	memcpy(slot, copy, size);
+	return 0;
+}
+
+static void table_remove(void *v, size_t *n, size_t size, const char *id)
+{
+	void *e = table_find(v, *n, size, id);
+
+	if (!e)
+		return;
+	entry_done(e, size);
+	(*n)--;
+	if (e != (char *)v + *n * size)
+		memcpy(e, (char *)v + *n * size, size);
+}
+
+static void table_done(void **v, size_t *n, size_t size)
+{
+	for (size_t i = 0; i < *n; i++)
+		entry_done((char *)*v + i * size, size);
+	free(*v);
+	*v = NULL;
+	*n = 0;
 }
 
 /* ---------------------------------------------------------------- state */
 
-static void state_device_done(struct state_device *d)
-{
-	free(d->id);
-	free(d->name);
-	free(d->goal);
-	memset(d, 0, sizeof(*d));
-}
-
 void state_done(struct state *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		state_device_done(&s->devs[i]);
-	free(s->devs);
-	s->devs = NULL;
-	s->n = 0;
+	table_done((void **)&s->devs, &s->n, sizeof(*s->devs));
 }
 
 struct state_device *state_find(struct state *s, const char *id)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->devs[i].id, id) == 0)
-			return &s->devs[i];
-	return NULL;
+	return table_find(s->devs, s->n, sizeof(*s->devs), id);
 }
 
 int state_put(struct state *s, const struct state_device *d)
 {
-	struct state_device copy = *d, *slot;
-	bool oom = false;
-
 	if (!d->id || !*d->id)
 		return -EINVAL;
-	copy.id = dup_str(d->id, &oom);
-	copy.name = dup_str(d->name, &oom);
-	copy.goal = dup_str(d->goal, &oom);
-	if (oom) {
-		state_device_done(&copy);
-		return -ENOMEM;
-	}
-	slot = state_find(s, d->id);
-	if (!slot) {
-		struct state_device *v = realloc(s->devs, (s->n + 1) * sizeof(*v));
-
-		if (!v) {
-			state_device_done(&copy);
-			return -ENOMEM;
-		}
-		s->devs = v;
-		slot = &s->devs[s->n++];
-	} else
-		state_device_done(slot);
-	*slot = copy;
-	return 0;
+	return table_put((void **)&s->devs, &s->n, sizeof(*s->devs), d);
 }
 
 void state_remove(struct state *s, const char *id)
 {
-	struct state_device *d = state_find(s, id);
-
-	if (!d)
-		return;
-	state_device_done(d);
-	*d = s->devs[--s->n];
+	table_remove(s->devs, &s->n, sizeof(*s->devs), id);
 }
 
 int state_decode(const uint8_t *buf, size_t len, struct state *out)
@@ -176,69 +215,26 @@ int state_encode(const struct state *s, uint8_t **ret, size_t *ret_len)
 
 /* ---------------------------------------------------------------- originals */
 
-static void original_done(struct original *e)
-{
-	free(e->id);
-	free(e->name);
-	free(e->scheduler);
-	memset(e, 0, sizeof(*e));
-}
-
 void originals_done(struct originals *o)
 {
-	for (size_t i = 0; i < o->n; i++)
-		original_done(&o->v[i]);
-	free(o->v);
-	o->v = NULL;
-	o->n = 0;
+	table_done((void **)&o->v, &o->n, sizeof(*o->v));
 }
 
 struct original *originals_find(struct originals *o, const char *id)
 {
-	for (size_t i = 0; i < o->n; i++)
-		if (strcmp(o->v[i].id, id) == 0)
-			return &o->v[i];
-	return NULL;
+	return table_find(o->v, o->n, sizeof(*o->v), id);
 }
 
 int originals_put(struct originals *o, const struct original *e)
 {
-	struct original copy = *e, *slot;
-	bool oom = false;
-
 	if (!e->id || !*e->id || !e->scheduler || !*e->scheduler)
 		return -EINVAL;
-	copy.id = dup_str(e->id, &oom);
-	copy.name = dup_str(e->name, &oom);
-	copy.scheduler = dup_str(e->scheduler, &oom);
-	if (oom) {
-		original_done(&copy);
-		return -ENOMEM;
-	}
-	slot = originals_find(o, e->id);
-	if (!slot) {
-		struct original *v = realloc(o->v, (o->n + 1) * sizeof(*v));
-
-		if (!v) {
-			original_done(&copy);
-			return -ENOMEM;
-		}
-		o->v = v;
-		slot = &o->v[o->n++];
-	} else
-		original_done(slot);
-	*slot = copy;
-	return 0;
+	return table_put((void **)&o->v, &o->n, sizeof(*o->v), e);
 }
 
 void originals_remove(struct originals *o, const char *id)
 {
-	struct original *e = originals_find(o, id);
-
-	if (!e)
-		return;
-	original_done(e);
-	*e = o->v[--o->n];
+	table_remove(o->v, &o->n, sizeof(*o->v), id);
 }
 
 int originals_decode(const uint8_t *buf, size_t len, struct originals *out)
