@@ -14,8 +14,10 @@
 #include <systemd/sd-event.h>
 
 #include "blockdev.h"
+#include "controller.h"
+#include "daemon-options.h"
 #include "goal.h"
-#include "manager.h"
+#include "kyber-sysfs.h"
 
 struct observer;
 struct originals;

@@ -7,6 +7,7 @@
 
 #include "device.h"
 #include "log.h"
+#include "manager.h"
 #include "state.h"
 #include "parse-util.h"
 #include "record.h"
