@@ -143,11 +143,62 @@ struct args {
 	struct service_goal *goals;	/* --goal, argc entries */
 };
 
+/* --config FILE ("": none); its drop-ins sit beside it, as
+ * /etc/kyber-tuned/conf.d does. */
+static void set_config(struct args *a, const char *arg)
+{
+	const char *slash = strrchr(arg, '/');
+
+	a->config_given = true;
+	a->svc.config_path = *arg ? arg : NULL;
+	a->svc.dropin_dir = NULL;
+	if (!a->svc.config_path)
+		return;
+	snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%.*s%sconf.d",
+		 slash ? (int)(slash - arg) : 0, arg, slash ? "/" : "");
+	a->svc.dropin_dir = a->dropin_dir;
+}
+
+static int parse_settle(const char *arg, struct args *a)
+{
+	int r = parse_duration_ns(arg, 0, &a->svc.manager.settle_ns);
+
+	if (r < 0 || a->svc.manager.settle_ns > 10 * NSEC_PER_SEC) {
+		log_error("Invalid --settle '%s': expected a duration up to 10s, with a unit", arg);
+		return -EINVAL;
+	}
+	a->svc.cli_set |= SERVICE_CLI_SETTLE;
+	return 0;
+}
+
+/* --attach and --log-level: one of a list. */
+static int parse_choice(int c, const char *arg, struct args *a)
+{
+	int r;
+
+	if (c == ARG_ATTACH) {
+		if (observer_attach_from_string(arg, &a->obs.attach) < 0) {
+			log_error("Invalid --attach '%s': expected auto, tp_btf or raw_tp", arg);
+			return -EINVAL;
+		}
+		a->svc.manager.attach = a->obs.attach;
+		return 0;
+	}
+	r = log_level_from_string(arg);
+	if (r < 0) {
+		log_error("Invalid --log-level '%s': expected err, warning, notice, info or debug", arg);
+		return -EINVAL;
+	}
+	log_set_max_level(r);
+	a->svc.cli_set |= SERVICE_CLI_LOG_LEVEL;
+	return 0;
+}
+
 /* 1: go on; 0: done (--help, --version); -EINVAL: bad usage (logged). */
 static int parse_argv(int argc, char *argv[], struct args *a)
 {
 	char err[512] = "";
-	int c, r;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
 		switch (c) {
@@ -171,26 +222,11 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			a->svc.n_goals++;
 			break;
 		case ARG_SETTLE:
-			r = parse_duration_ns(optarg, 0, &a->svc.manager.settle_ns);
-			if (r < 0 || a->svc.manager.settle_ns > 10 * NSEC_PER_SEC) {
-				log_error("Invalid --settle '%s': expected a duration up to 10s, with a unit",
-					  optarg);
+			if (parse_settle(optarg, a) < 0)
 				return -EINVAL;
-			}
-			a->svc.cli_set |= SERVICE_CLI_SETTLE;
 			break;
 		case ARG_CONFIG:
-			a->svc.config_path = *optarg ? optarg : NULL;
-			a->config_given = true;
-			/* Its drop-ins sit beside it, as /etc/kyber-tuned/conf.d does. */
-			if (a->svc.config_path) {
-				const char *slash = strrchr(optarg, '/');
-
-				snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%.*s%sconf.d",
-					 slash ? (int)(slash - optarg) : 0, optarg, slash ? "/" : "");
-				a->svc.dropin_dir = a->dropin_dir;
-			} else
-				a->svc.dropin_dir = NULL;
+			set_config(a, optarg);
 			break;
 		case ARG_STATE_DIR:
 			a->svc.manager.state_dir = *optarg ? optarg : NULL;
@@ -222,21 +258,9 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			a->obs.json = a->svc.manager.json = true;
 			break;
 		case ARG_ATTACH:
-			if (observer_attach_from_string(optarg, &a->obs.attach) < 0) {
-				log_error("Invalid --attach '%s': expected auto, tp_btf or raw_tp", optarg);
-				return -EINVAL;
-			}
-			a->svc.manager.attach = a->obs.attach;
-			break;
 		case ARG_LOG_LEVEL:
-			r = log_level_from_string(optarg);
-			if (r < 0) {
-				log_error("Invalid --log-level '%s': expected err, warning, notice, info or debug",
-					  optarg);
+			if (parse_choice(c, optarg, a) < 0)
 				return -EINVAL;
-			}
-			log_set_max_level(r);
-			a->svc.cli_set |= SERVICE_CLI_LOG_LEVEL;
 			break;
 		case 'h':
 			help();
