@@ -207,9 +207,9 @@ $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tune
 		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm
 $(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c shared/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
-$(BUILD)/tests/test-report: tests/unit/test-report.c daemon/report.c daemon/interval.c shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-report: TEST_LIBS := -ljson-c
-$(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tunectl/tunectl-format.c shared/hist.c \
+$(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/json-line.h tunectl/tunectl-format.c shared/hist.c \
 	shared/parse-util.c
 $(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
 

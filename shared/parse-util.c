@@ -190,26 +190,42 @@ char *format_count_si(char *buf, size_t n, double v)
 	return buf;
 }
 
-bool utf8_valid(const char *text, size_t n)
+size_t utf8_sequence_len(const char *text, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)text;
-	static const uint32_t min[] = { 0, 0x80, 0x800, 0x10000 };
+	unsigned char c = s[0];
+	size_t len;
 
-	for (size_t i = 0; i < n;) {
-		unsigned k = s[i] < 0x80 ? 0 : s[i] < 0xc0 ? 4 : s[i] < 0xe0 ? 1 : s[i] < 0xf0 ? 2 :
-			     s[i] < 0xf8 ? 3 : 4;
-		uint32_t cp = k ? s[i] & (0x3fu >> k) : s[i];
+	if (!n)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return len;
+}
 
-		if (k > 3 || n - i <= k)
+bool utf8_valid(const char *s, size_t n)
+{
+	for (size_t i = 0, len; i < n; i += len) {
+		len = utf8_sequence_len(s + i, n - i);
+		if (!len)
 			return false;
-		for (unsigned j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + j] & 0x3f);
-		}
-		if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += k + 1;
 	}
 	return true;
 }

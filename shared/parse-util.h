@@ -25,6 +25,8 @@ int parse_count_si(const char *s, uint64_t *ret);
 /* Strict UTF-8: no overlong forms, no surrogates, nothing above
  * U+10FFFF, no truncated sequence at the end. */
 bool utf8_valid(const char *s, size_t n);
+/* Bytes in the valid UTF-8 sequence at s (1-4, within n), 0 if invalid. */
+size_t utf8_sequence_len(const char *s, size_t n);
 
 /* Human-readable duration with 3 significant digits: "95.2us", "1.84ms". */
 char *format_duration(char *buf, size_t n, uint64_t ns);

@@ -19,59 +19,29 @@ static const double tf_pct_value[_TF_PCT_MAX] = {
 	[TF_P50] = 50, [TF_P90] = 90, [TF_P99] = 99, [TF_P999] = 99.9,
 };
 
-/* Length of the valid UTF-8 sequence at s (1-4), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;	/* also stops at the terminating NUL */
-	/* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
-	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
-	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 /* s with each byte that is not part of valid UTF-8 replaced by U+FFFD:
  * json-c copies string bytes as they are. */
 static json_object *new_utf8_string(const char *s)
 {
 	static const char fffd[] = "\xef\xbf\xbd";
 	_cleanup_free_ char *fixed = NULL;
-	const unsigned char *p = (const unsigned char *)s;
-	size_t bad = 0;
+	const char *end = s + strlen(s), *p;
+	size_t bad = 0, n;
 	char *q;
 
-	while (*p) {
-		size_t n = utf8_len(p);
-
+	for (p = s; p < end; p += n ?: 1) {
+		n = utf8_sequence_len(p, (size_t)(end - p));
 		bad += !n;
-		p += n ?: 1;
 	}
 	if (!bad)
 		return json_object_new_string(s);
 
-	fixed = malloc(strlen(s) + bad * (sizeof(fffd) - 2) + 1);
+	fixed = malloc((size_t)(end - s) + bad * (sizeof(fffd) - 2) + 1);
 	if (!fixed)
 		return NULL;
-	for (p = (const unsigned char *)s, q = fixed; *p;) {
-		size_t n = utf8_len(p);
-
+	for (p = s, q = fixed; p < end; p += n ?: 1) {
+		n = utf8_sequence_len(p, (size_t)(end - p));
 		q = n ? mempcpy(q, p, n) : mempcpy(q, fffd, sizeof(fffd) - 1);
-		p += n ?: 1;
 	}
 	*q = 0;
 	return json_object_new_string(fixed);

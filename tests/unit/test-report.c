@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <json-c/json.h>
 
 #include "interval.h"
+#include "json-line.h"
 #include "report.h"
 
 static void add(struct kt_op_stats *s, enum kt_lat k, uint64_t ns, unsigned n)
@@ -125,25 +125,6 @@ static char *render(bool json, const struct report_device *d)
 	return buf;
 }
 
-/* A JSON line as json-c (and Python's json.loads) reads it: one object,
- * strictly valid, then the newline. The caller puts it. */
-static json_object *parse_line(const char *t)
-{
-	json_tokener *tok = json_tokener_new();
-	json_object *o;
-	size_t n = strlen(t);
-
-	assert_non_null(tok);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, t, (int)n);
-	assert_int_equal(json_tokener_get_error(tok), json_tokener_success);
-	assert_int_equal(json_tokener_get_parse_end(tok), n);	/* nothing after it */
-	assert_ptr_equal(strchr(t, '\n'), t + n - 1);		/* one line */
-	json_tokener_free(tok);
-	assert_true(json_object_is_type(o, json_type_object));
-	return o;
-}
-
 /* The member at a dotted path ("ops.read.iops"), which must exist. */
 static json_object *member_at(json_object *o, const char *path)
 {
@@ -201,7 +182,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(t, "\"kyber_depth\":{\"read\":256,\"write\":null"));
 	assert_true(t[strlen(t) - 1] == '\n');
 	/* Values and types, as the Python tests read them. */
-	o = parse_line(t);
+	o = parse_json_line(t);
 	assert_string_equal(json_object_get_string(member_at(o, "device")), "loop\"7");
 	assert_member_type(o, "reset", json_type_boolean);
 	assert_member_type(o, "ops.read.iops", json_type_double);		/* "%.1f" */
@@ -223,7 +204,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(t, "\"scheduler\":null,\"read_target_ns\":null"));
 	assert_non_null(strstr(t, "\"tuner\":{\"goal\":\"read-p99=2ms\",\"state\":\"tracking\","));
 	assert_non_null(strstr(t, "\"metric_ns\":null,\"goal_met\":null,\"changed\":true}}\n"));
-	o = parse_line(t);
+	o = parse_json_line(t);
 	assert_member_type(o, "write_target_ns", json_type_null);
 	assert_string_equal(json_object_get_string(member_at(o, "tuner.reason")), "a/b\n\x01");
 	json_object_put(o);

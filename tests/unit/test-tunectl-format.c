@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
-#include <json-c/json.h>
 
 #include "hist.h"
+#include "json-line.h"
 #include "tunectl-format.h"
 
 /* Captures what a formatter writes. */
@@ -45,25 +45,6 @@ static bool starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* One line of output as JSON: a single object, strictly valid (UTF-8
- * too), then the newline. The caller puts it. */
-static json_object *parse_line(const char *t)
-{
-	json_tokener *tok = json_tokener_new();
-	json_object *o;
-	size_t n = strlen(t);
-
-	assert_non_null(tok);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, t, (int)n);
-	assert_int_equal(json_tokener_get_error(tok), json_tokener_success);
-	assert_int_equal(json_tokener_get_parse_end(tok), n);	/* nothing after it */
-	assert_ptr_equal(strchr(t, '\n'), t + n - 1);		/* one line */
-	json_tokener_free(tok);
-	assert_true(json_object_is_type(o, json_type_object));
-	return o;
-}
-
 /* in, written as a member, reads back as the JSON literal want does. */
 static void check_json_string(const char *in, const char *want)
 {
@@ -75,7 +56,7 @@ static void check_json_string(const char *in, const char *want)
 	tf_json_begin(&j, cap_open(&c));
 	tf_json_str(&j, "s", in);
 	assert_int_equal(tf_json_end(&j), 0);
-	line = parse_line(cap_text(&c));
+	line = parse_json_line(cap_text(&c));
 	assert_true(json_object_object_get_ex(line, "s", &got));
 	expect = json_tokener_parse_verbose(want, &err);
 	assert_int_equal(err, json_tokener_success);
@@ -237,7 +218,7 @@ static void test_status_json(void **state)
 	assert_non_null(strstr(t, "\"goal_met\":true"));
 	assert_int_equal(t[strlen(t) - 1], '\n');
 	assert_ptr_equal(strchr(t, '\n'), t + strlen(t) - 1);	/* one line */
-	o = parse_line(t);
+	o = parse_json_line(t);
 	assert_string_equal(json_object_get_string(member_at(o, "reason")), "protecting reads \"hard\"");
 	assert_string_equal(json_object_get_string(member_at(o, "original_scheduler")), "none");
 	assert_member_type(o, "read_iops", json_type_int);	/* "%.10g": 1200, as before */
@@ -251,7 +232,7 @@ static void test_status_json(void **state)
 	t = cap_text(&c);
 	assert_true(starts_with(t, "{\"time_ns\":1234,"));
 	assert_non_null(strstr(t, "\"goal_met\":null"));
-	o = parse_line(t);
+	o = parse_json_line(t);
 	assert_member_type(o, "goal_met", json_type_null);
 	json_object_put(o);
 	cap_close(&c);
@@ -298,7 +279,7 @@ static void test_interval_line(void **state)
 	assert_non_null(strstr(t, "\"goal_met\":null"));
 	assert_non_null(strstr(t, "\"read\":{\"iops\":950,"));
 	assert_non_null(strstr(t, "\"write\":{\"iops\":16400,"));
-	o = parse_line(t);
+	o = parse_json_line(t);
 	assert_string_equal(json_object_get_string(member_at(o, "reason")), "reads \x01 fine");
 	assert_int_equal(json_object_get_int64(member_at(o, "read.p99_ns")), 1500000);
 	assert_member_type(o, "goal_met", json_type_null);
@@ -314,7 +295,7 @@ static void test_interval_line(void **state)
 	assert_non_null(strstr(t, "\"read\":{\"iops\":950.25,"));
 	assert_non_null(strstr(t, "\"mean_ns\":0.3333333333,"));
 	assert_non_null(strstr(t, "\"write\":{\"iops\":null,"));
-	o = parse_line(t);
+	o = parse_json_line(t);
 	assert_true(json_object_get_double(member_at(o, "read.iops")) == 950.25);
 	json_object_put(o);
 	cap_close(&c);
@@ -464,7 +445,7 @@ static void test_hist_json(void **state)
 	assert_non_null(strstr(t, "\"buckets\":[{\"lower_ns\":100000,\"count\":7},{\"lower_ns\":2000000,\"count\":3}]"));
 	assert_non_null(strstr(t, "\"marks\":[\"P50\"]"));
 	assert_non_null(strstr(t, "\"marks\":[\"P90\",\"P99\",\"P99.9\"]"));
-	o = parse_line(t);
+	o = parse_json_line(t);
 	assert_int_equal(json_object_array_length(member_at(o, "buckets")), 2);
 	assert_int_equal(json_object_array_length(member_at(o, "rows")), h.n_rows);
 	json_object_put(o);
