@@ -57,7 +57,8 @@ LIBS_FUSE := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 # ---------------------------------------------------------------- sources
 # shared/: what both programs use (logging, parsing, histograms, the goal
 # grammar, the flight record). Pure but for log.c and record.c's files.
-SHARED_SRCS := shared/log.c shared/parse-util.c shared/hist.c shared/goal.c shared/record.c
+SHARED_SRCS := shared/log.c shared/parse-util.c shared/hist.c shared/goal.c shared/error.c \
+	shared/record.c
 # daemon/controller/: the control law and its parts (controller.h). Pure:
 # linked into unit tests without root.
 CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c \
@@ -68,7 +69,7 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c \
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c
 SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/device.c daemon/device-status.c \
-	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c \
+	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
 # tunectl/: the CLI. An sd-bus client and the flight-record decoder.
@@ -174,7 +175,9 @@ man: $(MAN_PAGES)
 $(BUILD)/tests/test-hist: tests/unit/test-hist.c shared/hist.c
 $(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c shared/parse-util.c
 $(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c shared/log.c shared/parse-util.c
-$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c shared/log.c shared/parse-util.c
+$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c shared/log.c \
+	shared/parse-util.c shared/error.c
+$(BUILD)/tests/test-blockdev: TEST_LIBS := -lsystemd
 # The simulator's media are flashsim's model (one model for both plants).
 SIM_SRCS := tools/kyber-sim/kyber-sim.c tools/kyber-sim/sim-blk.c tools/kyber-sim/sim-kyber.c \
 	tools/kyber-sim/sim-host.c tools/flashsim/model.c tools/flashsim/heap.c
@@ -184,16 +187,19 @@ $(BUILD)/tests/test-kyber-sim-matrix: tests/unit/test-kyber-sim-matrix.c $(SIM_S
 	$(SIM_HDRS)
 $(BUILD)/tests/test-flashsim-model: tests/unit/test-flashsim-model.c tools/flashsim/model.c \
 	tools/flashsim/heap.c tools/flashsim/model.h tools/flashsim/heap.h
-$(BUILD)/tests/test-goal: tests/unit/test-goal.c shared/goal.c shared/parse-util.c
-$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c shared/goal.c shared/parse-util.c \
-	shared/log.c daemon/kyber-sysfs.c
-$(BUILD)/tests/test-conf: TEST_LIBS := -linih
+# The goal grammar reports through an sd_bus_error (shared/error.h): -lsystemd.
+$(BUILD)/tests/test-goal: tests/unit/test-goal.c shared/goal.c shared/parse-util.c shared/error.c
+$(BUILD)/tests/test-goal: TEST_LIBS := -lsystemd
+$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+	shared/log.c daemon/kyber-sysfs.c shared/error.c
+$(BUILD)/tests/test-conf: TEST_LIBS := -linih -lsystemd
 # The controller closed-loop against the simulator (tuner-loop.c: the
 # daemon's loop around it); the matrix against the grid oracle.
-TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/hist.c \
+TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
 	shared/parse-util.c $(SIM_SRCS)
 $(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \
 	tests/unit/tuner-loop.h $(SIM_HDRS)
+$(BUILD)/tests/test-controller: TEST_LIBS := -lsystemd
 
 # The tuner matrix simulates hours of I/O: built with optimisation and
 # UBSan (under ASan it would take a quarter of an hour), one process per
@@ -204,8 +210,8 @@ $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tune
 	$(SIM_HDRS) $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) -O2 -g -fsanitize=undefined \
-		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm
-$(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c shared/record.c $(PROTO_C)
+		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm -lsystemd
+$(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
 $(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-report: TEST_LIBS := -ljson-c
@@ -239,11 +245,12 @@ FUZZERS := fuzz-goal fuzz-conf fuzz-state
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-fuzz-goal_SRCS := tests/fuzz/fuzz-goal.c shared/goal.c shared/parse-util.c
-fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c shared/goal.c shared/parse-util.c \
-	shared/log.c daemon/kyber-sysfs.c
-fuzz-conf_LIBS := -linih
-fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c shared/record.c $(PROTO_C)
+fuzz-goal_SRCS := tests/fuzz/fuzz-goal.c shared/goal.c shared/parse-util.c shared/error.c
+fuzz-goal_LIBS := -lsystemd
+fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+	shared/log.c daemon/kyber-sysfs.c shared/error.c
+fuzz-conf_LIBS := -linih -lsystemd
+fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
 fuzz-state_LIBS := -lprotobuf-c
 $(foreach f,$(FUZZERS),$(eval $(BUILD)/fuzz/$(f): $($(f)_SRCS)))
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "blockdev.h"
+#include "error.h"
 #include "kyber-sysfs.h"
 #include "macro.h"
 #include "observer-abi.h"
@@ -28,7 +29,7 @@ static int read_dev_numbers(const char *path, unsigned *major, unsigned *minor)
 
 /* /dev/xyz -> name of the kernel's block device, through its numbers. */
 static int name_from_path(const char *sysroot, const char *path, char *name, size_t n,
-			  char *err, size_t errlen)
+			  sd_bus_error *error)
 {
 	char link[PATH_MAX], target[PATH_MAX];
 	struct stat st;
@@ -37,93 +38,75 @@ static int name_from_path(const char *sysroot, const char *path, char *name, siz
 	if (stat(path, &st) < 0) {
 		int r = negative_errno();
 
-		snprintf(err, errlen, "No such block device: %s (%s)", path, strerror(-r));
-		return r;
+		return error_setf(error, r, "No such block device: %s (%s)", path, strerror(-r));
 	}
-	if (!S_ISBLK(st.st_mode)) {
-		snprintf(err, errlen, "%s is not a block device", path);
-		return -ENOTBLK;
-	}
+	if (!S_ISBLK(st.st_mode))
+		return error_setf(error, -ENOTBLK, "%s is not a block device", path);
 	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major(st.st_rdev), minor(st.st_rdev));
 	l = readlink(link, target, sizeof(target) - 1);
 	if (l < 0) {
 		int r = negative_errno();
 
-		snprintf(err, errlen, "No sysfs entry for %s (%s): %s", path, link, strerror(-r));
-		return r;
+		return error_setf(error, r, "No sysfs entry for %s (%s): %s", path, link, strerror(-r));
 	}
 	target[l] = 0;
 	snprintf(name, n, "%s", basename(target));
 	return 0;
 }
 
-int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out,
-		     char *err, size_t errlen)
+int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out, sd_bus_error *error)
 {
 	char name[64], path[PATH_MAX];
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (!arg || !*arg) {
-		snprintf(err, errlen, "Empty device name");
-		return -EINVAL;
-	}
+	if (!arg || !*arg)
+		return error_setf(error, -EINVAL, "Empty device name");
 	if (arg[0] == '/') {
-		r = name_from_path(sysroot, arg, name, sizeof(name), err, errlen);
+		r = name_from_path(sysroot, arg, name, sizeof(name), error);
 		if (r < 0)
 			return r;
 	} else {
-		if (!blockdev_name_valid(arg)) {
-			snprintf(err, errlen, "Invalid device name '%.64s'", arg);
-			return -EINVAL;
-		}
+		if (!blockdev_name_valid(arg))
+			return error_setf(error, -EINVAL, "Invalid device name '%.64s'", arg);
 		snprintf(name, sizeof(name), "%s", arg);
 	}
 
 	snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, name);
-	if (access(path, F_OK) < 0) {
-		snprintf(err, errlen, "No such block device: %s", name);
-		return -ENODEV;
-	}
+	if (access(path, F_OK) < 0)
+		return error_setf(error, -ENODEV, "No such block device: %s", name);
 	snprintf(path, sizeof(path), "%s/class/block/%s/partition", sysroot, name);
 	if (access(path, F_OK) == 0) {
 		char real[PATH_MAX], parent[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, name);
-		if (realpath(path, real)) {
-			snprintf(parent, sizeof(parent), "%s", dirname(real));
-			snprintf(err, errlen, "%s is a partition; I/O schedulers are set per disk (use %s)",
-				 name, basename(parent));
-		} else
-			snprintf(err, errlen, "%s is a partition; I/O schedulers are set per disk", name);
-		return -EISDIR;
+		if (!realpath(path, real))
+			return error_setf(error, -EISDIR, "%s is a partition; I/O schedulers are set per disk",
+					  name);
+		snprintf(parent, sizeof(parent), "%s", dirname(real));
+		return error_setf(error, -EISDIR, "%s is a partition; I/O schedulers are set per disk (use %s)",
+				  name, basename(parent));
 	}
 	snprintf(path, sizeof(path), "%s/class/block/%s/dev", sysroot, name);
 	r = read_dev_numbers(path, &out->major, &out->minor);
-	if (r < 0) {
-		snprintf(err, errlen, "Failed to read %s: %s", path, strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return error_setf(error, r, "Failed to read %s: %s", path, strerror(-r));
 	snprintf(path, sizeof(path), "%s/block/%s/mq", sysroot, name);
-	if (access(path, F_OK) < 0) {
-		snprintf(err, errlen, "%s is not a blk-mq device: it has no I/O scheduler", name);
-		return -ENOTSUP;
-	}
+	if (access(path, F_OK) < 0)
+		return error_setf(error, -ENOTSUP, "%s is not a blk-mq device: it has no I/O scheduler", name);
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	out->kdev = KT_MKDEV(out->major, out->minor);
 	return 0;
 }
 
-int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *err, size_t errlen)
+int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, sd_bus_error *error)
 {
 	struct sched_info si;
 	int r;
 
 	r = kyber_sysfs_read_scheduler(sysroot, d->name, &si);
-	if (r < 0) {
-		snprintf(err, errlen, "Failed to read the scheduler of %s: %s", d->name, strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return error_setf(error, r, "Failed to read the scheduler of %s: %s", d->name, strerror(-r));
 	if (!sched_info_has(&si, "kyber")) {
 		char list[SCHED_LIST_MAX * SCHED_NAME_MAX] = "";
 
@@ -132,9 +115,8 @@ int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *er
 				strcat(list, " ");
 			strcat(list, si.available[i]);
 		}
-		snprintf(err, errlen, "Kyber is not available for %s (schedulers: %s); "
-			 "it needs CONFIG_MQ_IOSCHED_KYBER", d->name, list);
-		return -ENOTSUP;
+		return error_setf(error, -ENOTSUP, "Kyber is not available for %s (schedulers: %s); "
+				  "it needs CONFIG_MQ_IOSCHED_KYBER", d->name, list);
 	}
 	return 0;
 }

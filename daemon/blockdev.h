@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <systemd/sd-bus.h>
 
 struct blockdev {
 	char name[64];		/* "loop3" */
@@ -13,15 +14,14 @@ struct blockdev {
 
 /*
  * Resolve arg (a name under <sysroot>/class/block or a /dev path) to a whole
- * disk that has an I/O scheduler. On failure returns -errno and writes a
- * sentence naming the cause into err: no such device, a partition, not a
- * block device, not blk-mq.
+ * disk that has an I/O scheduler. On failure returns -errno, with a
+ * sentence naming the cause in error (error.h): no such device, a
+ * partition, not a block device, not blk-mq.
  */
-int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out,
-		     char *err, size_t errlen);
+int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out, sd_bus_error *error);
 
-/* -ENOTSUP with a sentence in err when Kyber is not among the schedulers. */
-int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, char *err, size_t errlen);
+/* -ENOTSUP, with a sentence in error, when Kyber is not among the schedulers. */
+int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, sd_bus_error *error);
 
 /* Requests the kernel counts in flight (/sys/block/DEV/inflight, both directions). */
 int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret);

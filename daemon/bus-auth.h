@@ -10,8 +10,6 @@
 
 #include <systemd/sd-bus.h>
 
-#define BUS_ERROR_NO_SUCH_DEVICE "org.kybertune.KyberTune1.Error.NoSuchDevice"
-
 struct bus_auth;
 
 int bus_auth_new(struct bus_auth **ret, sd_bus *bus);

@@ -11,6 +11,7 @@
 
 #include "bus-auth.h"
 #include "bus-internal.h"
+#include "error.h"
 #include "log.h"
 #include "macro.h"
 
@@ -19,43 +20,6 @@
 #endif
 
 #define ACTION_PREFIX "org.kybertune.KyberTune1."
-
-/*
- * A manager_* failure as a D-Bus error carrying its sentence. in_resolve:
- * the call resolves a device that may not exist (SetGoal), where ENOENT
- * means no such device rather than a sysfs failure.
- */
-static int manager_error(sd_bus_error *error, int r, const char *msg, bool in_resolve)
-{
-	const char *name;
-
-	switch (r) {
-	case -ENODEV:
-		name = BUS_ERROR_NO_SUCH_DEVICE;
-		break;
-	case -ENOENT:
-		name = in_resolve ? BUS_ERROR_NO_SUCH_DEVICE : SD_BUS_ERROR_FAILED;
-		break;
-	case -EINVAL:
-	case -EISDIR:
-	case -ENOTBLK:
-	case -ENAMETOOLONG:
-		name = SD_BUS_ERROR_INVALID_ARGS;
-		break;
-	case -EOPNOTSUPP:
-		name = SD_BUS_ERROR_NOT_SUPPORTED;
-		break;
-	case -ENOSPC:
-		name = SD_BUS_ERROR_LIMITS_EXCEEDED;
-		break;
-	case -ENOMEM:
-		name = SD_BUS_ERROR_NO_MEMORY;
-		break;
-	default:
-		name = SD_BUS_ERROR_FAILED;
-	}
-	return sd_bus_error_set(error, name, msg[0] ? msg : strerror(-r));
-}
 
 static int method_list_devices(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
@@ -127,7 +91,6 @@ static int request(sd_bus_message *msg, struct bus *b, enum request req, sd_bus_
 		   sd_bus_error *error)
 {
 	const char *device, *goal = NULL, *who = sd_bus_message_get_sender(msg);
-	char err[512] = "";
 	int r;
 
 	if (req == REQ_SET_GOAL)
@@ -144,25 +107,27 @@ static int request(sd_bus_message *msg, struct bus *b, enum request req, sd_bus_
 
 	switch (req) {
 	case REQ_SET_GOAL:
-		r = manager_set_goal(b->m, device, goal, err, sizeof(err));
+		r = manager_set_goal(b->m, device, goal, error);
 		break;
 	case REQ_CLEAR_GOAL:
-		r = manager_clear_goal(b->m, device, err, sizeof(err));
+		r = manager_clear_goal(b->m, device, error);
 		break;
 	case REQ_PAUSE:
-		r = manager_pause(b->m, device, err, sizeof(err));
+		r = manager_pause(b->m, device, error);
 		break;
 	case REQ_RESUME:
-		r = manager_resume(b->m, device, err, sizeof(err));
+		r = manager_resume(b->m, device, error);
 		break;
 	case REQ_RESET:
-		r = manager_reset(b->m, device, err, sizeof(err));
+		r = manager_reset(b->m, device, error);
 		break;
 	}
 	if (r < 0) {
+		/* The manager named the cause in error; a bare errno gets its D-Bus name here. */
+		(void)error_setf(error, r, "%s", strerror(-r));
 		log_debug("%s from %s refused: %s", request_action[req] + strlen(ACTION_PREFIX),
-			  who ?: "?", err);
-		return manager_error(error, r, err, req == REQ_SET_GOAL);
+			  who ?: "?", error->message);
+		return r;
 	}
 	/* Who changed what, for the journal. */
 	if (goal)

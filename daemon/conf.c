@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 
 #include "conf.h"
+#include "fileio.h"
+#include "error.h"
 #include "goal.h"
 #include "kyber-sysfs.h"
 #include "log.h"
@@ -333,9 +335,10 @@ static bool from_this_file(const struct parse *ps, const struct conf_goal *g)
 static int goals_key(struct parse *ps, const char *device, const char *v)
 {
 	struct conf *c = ps->c;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	struct conf_goal *g, *n, ng;
-	char err[256];
 	struct goal parsed;
+	int r;
 
 	if (!device_valid(device)) {
 		conf_warn(ps, "Invalid device '%s' (expected a disk name such as nvme0n1 or a path "
@@ -350,8 +353,9 @@ static int goals_key(struct parse *ps, const char *device, const char *v)
 		}
 		return 0;
 	}
-	if (goal_parse(v, &parsed, err, sizeof(err)) < 0) {
-		conf_warn(ps, "Invalid goal for %s, ignoring: %s", device, err);
+	r = goal_parse(v, &parsed, &error);
+	if (r < 0) {
+		conf_warn(ps, "Invalid goal for %s, ignoring: %s", device, error_message(&error, r));
 		return 0;
 	}
 	ng = (struct conf_goal) {
@@ -463,51 +467,22 @@ int conf_parse_text(struct conf *c, const char *text, size_t len, const char *na
  * (missing; or not a regular file or too big, warned about). */
 static int read_file(const char *path, char **ret, size_t *ret_len, struct conf *c)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t n = 0;
+	int r;
 
 	*ret = NULL;
-	*ret_len = 0;
-	/* O_NONBLOCK: a FIFO in place of the file must not hang the daemon. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return log_error_errno(negative_errno(), "Failed to open %s: %m", path);
-	}
-	if (fstat(fd, &st) < 0)
-		return log_error_errno(negative_errno(), "Failed to stat %s: %m", path);
-	if (!S_ISREG(st.st_mode)) {
-		log_warning("%s: Not a regular file, ignoring.", path);
+	r = read_full_file(path, 0, CONF_FILE_MAX, ret, ret_len);
+	if (r == -ENOENT)
+		return 0;
+	if (r == -EINVAL || r == -EFBIG) {
+		if (r == -EINVAL)
+			log_warning("%s: Not a regular file, ignoring.", path);
+		else
+			log_warning("%s: File too large (more than %d bytes), ignoring.", path, CONF_FILE_MAX);
 		c->warnings++;
 		return 0;
 	}
-	if (st.st_size > CONF_FILE_MAX) {
-		log_warning("%s: File too large (more than %d bytes), ignoring.", path, CONF_FILE_MAX);
-		c->warnings++;
-		return 0;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	/* The file may change under us: never read past the buffer. */
-	while (n < (size_t)st.st_size) {
-		ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return log_error_errno(negative_errno(), "Failed to read %s: %m", path);
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	buf[n] = 0;
-	*ret = TAKE_PTR(buf);
-	*ret_len = n;
+	if (r < 0)
+		return log_error_errno(r, "Failed to read %s: %m", path);
 	return 0;
 }
 

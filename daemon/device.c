@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "device-internal.h"
+#include "error.h"
 #include "state.h"
 #include "parse-util.h"
 #include "record.h"
@@ -245,7 +246,7 @@ void device_step(struct device *d)
  * writes' unthrottled latency. Switching away and back starts from known
  * depths (the caps); the originals are restored on exit.
  */
-static int start_kyber(struct device *d, char *err, size_t errlen)
+static int start_kyber(struct device *d, sd_bus_error *error)
 {
 	const struct manager_options *o = d->env.o;
 	int r;
@@ -256,24 +257,19 @@ static int start_kyber(struct device *d, char *err, size_t errlen)
 		r = kyber_sysfs_set_scheduler(o->sysroot, d->dev.name, "none");
 		if (r >= 0)
 			r = kyber_sysfs_set_scheduler(o->sysroot, d->dev.name, "kyber");
-		if (r < 0) {
-			snprintf(err, errlen, "Failed to restart Kyber on %s: %s", d->dev.name, strerror(-r));
-			return r;
-		}
+		if (r < 0)
+			return error_setf(error, r, "Failed to restart Kyber on %s: %s", d->dev.name,
+					  strerror(-r));
 		log_dev_info(d->dev.name, "restarted Kyber to start from known depths");
 		return 0;
 	}
-	if (!o->switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE) {
-		snprintf(err, errlen, "%s uses scheduler %s, not Kyber, and switching is %s", d->dev.name,
-			 d->original.scheduler,
-			 d->goal.mode == GOAL_MODE_ADVISE ? "not done in mode=advise" : "disabled");
-		return -EINVAL;
-	}
+	if (!o->switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE)
+		return error_setf(error, -EINVAL, "%s uses scheduler %s, not Kyber, and switching is %s",
+				  d->dev.name, d->original.scheduler,
+				  d->goal.mode == GOAL_MODE_ADVISE ? "not done in mode=advise" : "disabled");
 	r = kyber_sysfs_set_scheduler(o->sysroot, d->dev.name, "kyber");
-	if (r < 0) {
-		snprintf(err, errlen, "Failed to switch %s to Kyber: %s", d->dev.name, strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return error_setf(error, r, "Failed to switch %s to Kyber: %s", d->dev.name, strerror(-r));
 	log_dev_info(d->dev.name, "scheduler %s -> kyber", d->original.scheduler);
 	return 0;
 }
@@ -284,7 +280,7 @@ static int start_kyber(struct device *d, char *err, size_t errlen)
  * else what sysfs holds. Recorded in the runtime directory before anything
  * changes, so that a crash cannot lose them.
  */
-static int save_original(struct device *d, char *err, size_t errlen)
+static int save_original(struct device *d, sd_bus_error *error)
 {
 	struct original *prev = originals_find(d->env.originals, d->id), e;
 	int r;
@@ -301,11 +297,9 @@ static int save_original(struct device *d, char *err, size_t errlen)
 		return 0;
 	}
 	r = kyber_sysfs_save(d->env.o->sysroot, d->dev.name, &d->original);
-	if (r < 0) {
-		snprintf(err, errlen, "Failed to read the scheduler and targets of %s: %s", d->dev.name,
-			 strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return error_setf(error, r, "Failed to read the scheduler and targets of %s: %s",
+				  d->dev.name, strerror(-r));
 	d->saved = true;
 	e = (struct original) {
 		.id = d->id, .name = d->dev.name, .scheduler = d->original.scheduler,
@@ -318,19 +312,19 @@ static int save_original(struct device *d, char *err, size_t errlen)
 }
 
 int device_new(const struct device_env *env, const struct blockdev *bd, const struct goal *g,
-	       enum goal_source source, struct device **ret, char *err, size_t errlen)
+	       enum goal_source source, struct device **ret, sd_bus_error *error)
 {
 	const struct manager_options *o = env->o;
 	char goal[GOAL_TEXT_MAX], tg[48];
 	struct device *d;
 	int r;
 
-	r = blockdev_check_kyber(o->sysroot, bd, err, errlen);
+	r = blockdev_check_kyber(o->sysroot, bd, error);
 	if (r < 0)
 		return r;
 	d = calloc(1, sizeof(*d));
 	if (!d)
-		return -ENOMEM;
+		return error_setf(error, -ENOMEM, "Out of memory");
 	d->env = *env;
 	d->dev = *bd;
 	d->goal = *g;
@@ -340,27 +334,27 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 	blockdev_stable_id(o->sysroot, bd, d->id, sizeof(d->id));
 	d->ctl = calloc(1, sizeof(*d->ctl));
 	if (!d->ctl) {
-		r = -ENOMEM;
+		r = error_setf(error, -ENOMEM, "Out of memory");
 		goto fail;
 	}
 	controller_init(d->ctl, &d->goal);
 
-	r = save_original(d, err, errlen);
+	r = save_original(d, error);
 	if (r < 0)
 		goto fail;
-	r = start_kyber(d, err, errlen);
+	r = start_kyber(d, error);
 	refresh_scheduler(d);
 	if (r < 0)
 		goto fail;
 	r = kyber_sysfs_read_targets(o->sysroot, d->dev.name, &d->written);
 	if (r < 0) {
-		snprintf(err, errlen, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
+		error_setf(error, r, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
 		goto fail;
 	}
 	r = measure_start(&d->ms, env->observer, d->dev.kdev);
 	if (r < 0) {
-		snprintf(err, errlen, "Failed to watch %s: %s", d->dev.name,
-			 r == -ENOSPC ? "all observer slots are in use (MaxDevices)" : strerror(-r));
+		error_setf(error, r, "Failed to watch %s: %s", d->dev.name,
+			   r == -ENOSPC ? "all observer slots are in use (MaxDevices)" : strerror(-r));
 		goto fail;
 	}
 	if (g->mode == GOAL_MODE_ADVISE)
@@ -377,9 +371,8 @@ fail:
 bool device_present(struct device *d)
 {
 	struct blockdev now;
-	char err[256];
 
-	if (blockdev_resolve(d->env.o->sysroot, d->dev.name, &now, err, sizeof(err)) == 0 &&
+	if (blockdev_resolve(d->env.o->sysroot, d->dev.name, &now, NULL) == 0 &&
 	    now.kdev == d->dev.kdev)
 		return true;
 	d->gone = true;

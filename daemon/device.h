@@ -41,9 +41,9 @@ struct device_env {
 };
 
 /* Saves the originals, switches to (or restarts) Kyber and starts
- * watching. -errno and a sentence in err on failure. */
+ * watching. -errno, with a sentence in error (error.h), on failure. */
 int device_new(const struct device_env *env, const struct blockdev *bd, const struct goal *g,
-	       enum goal_source source, struct device **ret, char *err, size_t errlen);
+	       enum goal_source source, struct device **ret, sd_bus_error *error);
 /* Rolls back if configured (and not overridden), unwatches, frees. */
 struct device *device_free(struct device *d);
 /* One interval: measure, decide, apply, report. */

@@ -132,3 +132,18 @@ int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *c
 	}
 	return 0;
 }
+
+uint32_t interval_kyber_depth(const struct kt_interval *iv, int op, int64_t live, bool *stale_report)
+{
+	const struct kt_op_interval *o = &iv->op[op];
+	uint32_t reported = iv->kyber_depth[op];
+
+	*stale_report = live > 0 && reported && reported != live;
+	if (live > 0 && live <= UINT32_MAX)
+		return (uint32_t)live;
+	if (reported)
+		return reported;
+	if (o->queued > 0 && o->inflight > 0 && o->inflight <= UINT32_MAX)
+		return (uint32_t)o->inflight;
+	return 0;
+}

@@ -63,6 +63,19 @@ int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *c
  */
 bool interval_lost_completions(const struct kt_interval *iv, unsigned kernel_inflight);
 
+/*
+ * Kyber's token depth of one domain, from one source of truth: the
+ * kernel's live depth (debugfs; live < 0 when it cannot be read). The
+ * others check it and stand in for it, in this order, when it is missing:
+ * Kyber's last report (the kyber_adjust tracepoint, in iv; a restart of
+ * Kyber resets the depth without one, so a report can be stale), and what
+ * the interval implies (requests waiting in Kyber while others are in
+ * flight: every token is taken, so the number in flight is the depth).
+ * Returns the depth, 0 when unknown; *stale_report: Kyber's report and the
+ * live depth differ.
+ */
+uint32_t interval_kyber_depth(const struct kt_interval *iv, int op, int64_t live, bool *stale_report);
+
 void lat_summary_compute(const __u64 *h, uint64_t sum_ns, struct kt_lat_summary *out);
 
 int kt_op_from_string(const char *s);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "conf.h"
+#include "error.h"
 #include "log.h"
 #include "log-journal.h"
 #include "macro.h"
@@ -159,6 +160,18 @@ static void set_config(struct args *a, const char *arg)
 	a->svc.dropin_dir = a->dropin_dir;
 }
 
+static int parse_goal(char *arg, struct args *a)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r;
+
+	r = service_parse_device_goal(arg, &a->goals[a->svc.n_goals], &error);
+	if (r < 0)
+		return log_error_errno(r, "%s", error_message(&error, r));
+	a->svc.n_goals++;
+	return 0;
+}
+
 static int parse_settle(const char *arg, struct args *a)
 {
 	int r = parse_duration_ns(arg, 0, &a->svc.manager.settle_ns);
@@ -197,7 +210,6 @@ static int parse_choice(int c, const char *arg, struct args *a)
 /* 1: go on; 0: done (--help, --version); -EINVAL: bad usage (logged). */
 static int parse_argv(int argc, char *argv[], struct args *a)
 {
-	char err[512] = "";
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -215,11 +227,8 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			a->svc.bus = false;
 			break;
 		case ARG_GOAL:
-			if (service_parse_device_goal(optarg, &a->goals[a->svc.n_goals], err, sizeof(err)) < 0) {
-				log_error("%s", err);
+			if (parse_goal(optarg, a) < 0)
 				return -EINVAL;
-			}
-			a->svc.n_goals++;
 			break;
 		case ARG_SETTLE:
 			if (parse_settle(optarg, a) < 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "error.h"
 #include "log.h"
 #include "manager.h"
 #include "state.h"
@@ -168,7 +169,6 @@ static void save_originals(void *owner)
 int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o)
 {
 	struct manager *m;
-	char err[512] = "";
 	bool oom = false;
 	int r;
 
@@ -200,11 +200,9 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 			goto fail;
 		}
 	}
-	r = observer_new(&m->observer, o->attach, o->max_devices, err, sizeof(err));
-	if (r < 0) {
-		log_error("%s", err[0] ? err : "Failed to load the BPF observer");
+	r = observer_new(&m->observer, o->attach, o->max_devices);
+	if (r < 0)
 		goto fail;
-	}
 	log_debug("BPF observer attached via %s", observer_attach_to_string(observer_attach_mode(m->observer)));
 	r = sd_event_add_time(event, &m->tick, CLOCK_MONOTONIC, 0, 1000, on_tick, m);
 	if (r < 0) {
@@ -273,7 +271,6 @@ struct device *manager_device(const struct manager *m, size_t i)
 struct device *manager_find(const struct manager *m, const char *device)
 {
 	struct blockdev bd;
-	char err[256];
 
 	if (!device)
 		return NULL;
@@ -281,7 +278,7 @@ struct device *manager_find(const struct manager *m, const char *device)
 		if (strcmp(device_name(m->devs[i]), device) == 0)
 			return m->devs[i];
 	/* A /dev path or another name for the same disk. */
-	if (blockdev_resolve(m->o.sysroot, device, &bd, err, sizeof(err)) < 0)
+	if (blockdev_resolve(m->o.sysroot, device, &bd, NULL) < 0)
 		return NULL;
 	for (size_t i = 0; i < m->n_devs; i++)
 		if (device_kdev(m->devs[i]) == bd.kdev)
@@ -289,13 +286,13 @@ struct device *manager_find(const struct manager *m, const char *device)
 	return NULL;
 }
 
-static struct device *find_or_fail(const struct manager *m, const char *device, char *err, size_t errlen)
+static int find_or_fail(const struct manager *m, const char *device, struct device **ret, sd_bus_error *error)
 {
-	struct device *d = manager_find(m, device);
-
-	if (!d)
-		snprintf(err, errlen, "%.64s has no goal (see ListDevices)", device ? device : "(null)");
-	return d;
+	*ret = manager_find(m, device);
+	if (!*ret)
+		return error_setf(error, -ENODEV, "%.64s has no goal (see ListDevices)",
+				  device ? device : "(null)");
+	return 0;
 }
 
 /* Run-time goals (and only those) are kept across restarts. */
@@ -316,14 +313,14 @@ static void remember_goal(struct manager *m, struct device *d)
 }
 
 int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
-			  enum goal_source source, char *err, size_t errlen)
+			  enum goal_source source, sd_bus_error *error)
 {
 	struct device *d, **devs;
 	struct blockdev bd;
 	struct goal g;
 	int r;
 
-	r = goal_parse(goal_text, &g, err, errlen);
+	r = goal_parse(goal_text, &g, error);
 	if (r < 0)
 		return r;
 	d = manager_find(m, device);
@@ -340,32 +337,28 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 		 * stays paused: resume says when. */
 		if (device_overridden(d) && source == GOAL_SOURCE_RUNTIME) {
 			r = device_resume(d);
-			if (r < 0) {
-				snprintf(err, errlen, "Goal set, but resuming %s failed: %s", device_name(d),
-					 strerror(-r));
-				return r;
-			}
+			if (r < 0)
+				return error_setf(error, r, "Goal set, but resuming %s failed: %s",
+						  device_name(d), strerror(-r));
 		}
 		return 0;
 	}
-	r = blockdev_resolve(m->o.sysroot, device, &bd, err, errlen);
+	r = blockdev_resolve(m->o.sysroot, device, &bd, error);
 	if (r < 0)
 		return r;
-	if (m->n_devs >= m->o.max_devices) {
-		snprintf(err, errlen, "Already tuning %zu devices, the most the observer was sized for "
-			 "(MaxDevices)", m->n_devs);
-		return -ENOSPC;
-	}
+	if (m->n_devs >= m->o.max_devices)
+		return error_setf(error, -ENOSPC, "Already tuning %zu devices, the most the observer was "
+				  "sized for (MaxDevices)", m->n_devs);
 	devs = realloc(m->devs, (m->n_devs + 1) * sizeof(*devs));
 	if (!devs)
-		return -ENOMEM;
+		return error_setf(error, -ENOMEM, "Out of memory");
 	m->devs = devs;
 	r = device_new(&(const struct device_env) {
 			       .o = &m->o, .observer = m->observer, .event = m->event,
 			       .recorder = m->recorder, .cb = &m->cb,
 			       .state = &m->state, .originals = &m->originals,
 			       .save_state = save_state, .save_originals = save_originals, .owner = m,
-		       }, &bd, &g, source, &d, err, errlen);
+		       }, &bd, &g, source, &d, error);
 	if (r < 0)
 		return r;
 	m->devs[m->n_devs++] = d;
@@ -376,21 +369,20 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 	return 0;
 }
 
-int manager_set_goal(struct manager *m, const char *device, const char *goal_text,
-		     char *err, size_t errlen)
+int manager_set_goal(struct manager *m, const char *device, const char *goal_text, sd_bus_error *error)
 {
-	return manager_set_goal_from(m, device, goal_text, GOAL_SOURCE_RUNTIME, err, errlen);
+	return manager_set_goal_from(m, device, goal_text, GOAL_SOURCE_RUNTIME, error);
 }
 
 /* A device (in /sys/class/block) whose stable id is id; false if none. */
 static bool find_by_id(const struct manager *m, const char *id, const char *hint, struct blockdev *out)
 {
-	char path[PATH_MAX], err[256], other[160];
+	char path[PATH_MAX], other[160];
 	struct dirent *de;
 	DIR *dir;
 	bool found = false;
 
-	if (hint && blockdev_resolve(m->o.sysroot, hint, out, err, sizeof(err)) == 0) {
+	if (hint && blockdev_resolve(m->o.sysroot, hint, out, NULL) == 0) {
 		blockdev_stable_id(m->o.sysroot, out, other, sizeof(other));
 		if (strcmp(other, id) == 0)
 			return true;
@@ -400,7 +392,7 @@ static bool find_by_id(const struct manager *m, const char *id, const char *hint
 	if (!dir)
 		return false;
 	while (!found && (de = readdir(dir))) {
-		if (de->d_name[0] == '.' || blockdev_resolve(m->o.sysroot, de->d_name, out, err, sizeof(err)) < 0)
+		if (de->d_name[0] == '.' || blockdev_resolve(m->o.sysroot, de->d_name, out, NULL) < 0)
 			continue;
 		blockdev_stable_id(m->o.sysroot, out, other, sizeof(other));
 		found = strcmp(other, id) == 0;
@@ -411,11 +403,12 @@ static bool find_by_id(const struct manager *m, const char *id, const char *hint
 
 void manager_restore_previous(struct manager *m)
 {
-	char err[512];
 	struct blockdev bd;
 
 	for (size_t i = 0; i < m->state.n; i++) {
 		const struct state_device *sd = &m->state.devs[i];
+		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+		int r;
 
 		if (!sd->goal || manager_find(m, sd->name))
 			continue;
@@ -424,8 +417,10 @@ void manager_restore_previous(struct manager *m)
 				   sd->name ? sd->name : "?", sd->id);
 			continue;
 		}
-		if (manager_set_goal_from(m, bd.name, sd->goal, GOAL_SOURCE_RUNTIME, err, sizeof(err)) < 0)
-			log_dev_warning(bd.name, "cannot resume its goal %s: %s", sd->goal, err);
+		r = manager_set_goal_from(m, bd.name, sd->goal, GOAL_SOURCE_RUNTIME, &error);
+		if (r < 0)
+			log_dev_warning(bd.name, "cannot resume its goal %s: %s", sd->goal,
+					error_message(&error, r));
 		else
 			log_dev_info(bd.name, "resumed the goal set at run time: %s", sd->goal);
 	}
@@ -458,8 +453,6 @@ void manager_restore_previous(struct manager *m)
 
 void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n)
 {
-	char err[256];
-
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
 		bool keep = device_source(d) != GOAL_SOURCE_CONFIG;
@@ -471,17 +464,19 @@ void manager_drop_config_goals_except(struct manager *m, const char *const *devi
 			continue;
 		}
 		log_dev_info(device_name(d), "its goal is no longer in the configuration");
-		(void)manager_clear_goal(m, device_name(d), err, sizeof(err));
+		(void)manager_clear_goal(m, device_name(d), NULL);
 	}
 }
 
-int manager_clear_goal(struct manager *m, const char *device, char *err, size_t errlen)
+int manager_clear_goal(struct manager *m, const char *device, sd_bus_error *error)
 {
-	struct device *d = find_or_fail(m, device, err, errlen);
+	struct device *d;
 	size_t i;
+	int r;
 
-	if (!d)
-		return -ENODEV;
+	r = find_or_fail(m, device, &d, error);
+	if (r < 0)
+		return r;
 	for (i = 0; m->devs[i] != d; i++)
 		;
 	log_dev_info(device_name(d), "goal cleared");
@@ -491,40 +486,44 @@ int manager_clear_goal(struct manager *m, const char *device, char *err, size_t 
 	return 0;
 }
 
-int manager_pause(struct manager *m, const char *device, char *err, size_t errlen)
+int manager_pause(struct manager *m, const char *device, sd_bus_error *error)
 {
-	struct device *d = find_or_fail(m, device, err, errlen);
+	struct device *d;
+	int r;
 
-	if (!d)
-		return -ENODEV;
+	r = find_or_fail(m, device, &d, error);
+	if (r < 0)
+		return r;
 	device_pause(d);
 	return 0;
 }
 
-int manager_resume(struct manager *m, const char *device, char *err, size_t errlen)
+int manager_resume(struct manager *m, const char *device, sd_bus_error *error)
 {
-	struct device *d = find_or_fail(m, device, err, errlen);
+	struct device *d;
 	int r;
 
-	if (!d)
-		return -ENODEV;
+	r = find_or_fail(m, device, &d, error);
+	if (r < 0)
+		return r;
 	r = device_resume(d);
 	if (r < 0)
-		snprintf(err, errlen, "Failed to resume %s: %s", device_name(d), strerror(-r));
-	return r;
+		return error_setf(error, r, "Failed to resume %s: %s", device_name(d), strerror(-r));
+	return 0;
 }
 
-int manager_reset(struct manager *m, const char *device, char *err, size_t errlen)
+int manager_reset(struct manager *m, const char *device, sd_bus_error *error)
 {
-	struct device *d = find_or_fail(m, device, err, errlen);
+	struct device *d;
 	int r;
 
-	if (!d)
-		return -ENODEV;
+	r = find_or_fail(m, device, &d, error);
+	if (r < 0)
+		return r;
 	r = device_reset(d);
 	if (r < 0)
-		snprintf(err, errlen, "Failed to restore %s: %s", device_name(d), strerror(-r));
-	return r;
+		return error_setf(error, r, "Failed to restore %s: %s", device_name(d), strerror(-r));
+	return 0;
 }
 
 void manager_resume_all(struct manager *m)

@@ -38,14 +38,14 @@ void manager_set_callbacks(struct manager *m, const struct manager_callbacks *cb
  * the original scheduler and targets and forgets the device. pause stops
  * writing targets (state paused) and resume starts again from what is in
  * sysfs then; resume also ends overridden. reset restores the originals,
- * forgets what was learned and pauses; resume starts afresh.
+ * forgets what was learned and pauses; resume starts afresh. Each
+ * returns -errno, with the sentence for the requester in error (error.h).
  */
-int manager_set_goal(struct manager *m, const char *device, const char *goal_text,
-		     char *err, size_t errlen);
+int manager_set_goal(struct manager *m, const char *device, const char *goal_text, sd_bus_error *error);
 /* The same with the goal's source (manager_set_goal: run time). A run-time
  * goal is not replaced by a configuration goal. */
 int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
-			  enum goal_source source, char *err, size_t errlen);
+			  enum goal_source source, sd_bus_error *error);
 /*
  * After the command line and configuration goals are set: resume the
  * run-time goals kept in the state file, and put back the originals of
@@ -55,10 +55,10 @@ void manager_restore_previous(struct manager *m);
 /* Configuration reload: devices whose goal came from the configuration and
  * that are no longer in it stop (rolling back). */
 void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n);
-int manager_clear_goal(struct manager *m, const char *device, char *err, size_t errlen);
-int manager_pause(struct manager *m, const char *device, char *err, size_t errlen);
-int manager_resume(struct manager *m, const char *device, char *err, size_t errlen);
-int manager_reset(struct manager *m, const char *device, char *err, size_t errlen);
+int manager_clear_goal(struct manager *m, const char *device, sd_bus_error *error);
+int manager_pause(struct manager *m, const char *device, sd_bus_error *error);
+int manager_resume(struct manager *m, const char *device, sd_bus_error *error);
+int manager_reset(struct manager *m, const char *device, sd_bus_error *error);
 /* resume for every overridden or paused device */
 void manager_resume_all(struct manager *m);
 

@@ -39,22 +39,21 @@ int measure_restart(struct measure *ms, struct observer *o)
 	return observer_snapshot(o, ms->slot, ms->base);
 }
 
-/*
- * Kyber's depth of each domain, from one place: debugfs's live depth when
- * it can be read; else the last depth Kyber reported (kyber_adjust, in the
- * interval already); else, with requests waiting in Kyber while others are
- * in flight, every token is taken and the number in flight is the depth.
- */
-static void resolve_depths(struct kt_interval *iv, const struct measure_where *w)
+/* Kyber's depths (interval_kyber_depth(): debugfs is the truth, the rest checks). */
+static void resolve_depths(struct measure *ms, const struct measure_where *w)
 {
 	for (int op = 0; op < KT_OP_MAX; op++) {
-		const struct kt_op_interval *o = &iv->op[op];
-		unsigned depth;
+		unsigned live;
+		bool stale;
 
-		if (kyber_debugfs_read_depth(w->debugfs, w->name, kt_op_name[op], &depth) == 0)
-			iv->kyber_depth[op] = depth;
-		else if (!iv->kyber_depth[op] && o->queued > 0 && o->inflight > 0)
-			iv->kyber_depth[op] = (uint32_t)o->inflight;
+		if (kyber_debugfs_read_depth(w->debugfs, w->name, kt_op_name[op], &live) < 0)
+			live = 0;
+		ms->iv->kyber_depth[op] = interval_kyber_depth(ms->iv, op, live ? (int64_t)live : -1, &stale);
+		/* Expected once after a restart of Kyber; said when it starts. */
+		if (stale && !ms->stale_depth[op])
+			log_debug("%s: Kyber's last reported %s depth is stale; the live depth is %u",
+				  w->name, kt_op_name[op], live);
+		ms->stale_depth[op] = stale;
 	}
 }
 
@@ -89,6 +88,6 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 	ms->cur = t;
 	sweep_lost(ms, o, w);
 	if (w->kyber && !ms->iv->reset)
-		resolve_depths(ms->iv, w);
+		resolve_depths(ms, w);
 	return 0;
 }

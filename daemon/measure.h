@@ -20,6 +20,7 @@ struct measure {
 	bool watching;
 	struct kt_snapshot *base, *cur;
 	struct kt_interval *iv;		/* the last interval */
+	bool stale_depth[KT_OP_MAX];	/* Kyber's report disagreed with the live depth */
 };
 
 /* Watch kdev and take the first snapshot. -EEXIST when kdev is watched

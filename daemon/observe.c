@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "blockdev.h"
+#include "error.h"
 #include "kyber-sysfs.h"
 #include "log.h"
 #include "measure.h"
@@ -101,7 +102,6 @@ static void ctx_done(struct observe_ctx *c)
 int observe_run(const struct observe_options *opts)
 {
 	struct observe_ctx c = { .opts = opts };
-	char err[512];
 	sigset_t ss;
 	uint64_t now;
 	int r;
@@ -111,23 +111,23 @@ int observe_run(const struct observe_options *opts)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	/* Resolve every device before loading anything: a typo fails fast. */
 	for (size_t i = 0; i < opts->n_devices; i++) {
+		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 		struct observed *d = &c.devs[c.n_devs];
 
-		r = blockdev_resolve(opts->sysroot, opts->devices[i], &d->dev, err, sizeof(err));
+		r = blockdev_resolve(opts->sysroot, opts->devices[i], &d->dev, &error);
 		if (r < 0) {
-			log_error("%s", err);
+			log_error("%s", error_message(&error, r));
 			goto out;
 		}
-		if (blockdev_check_kyber(opts->sysroot, &d->dev, err, sizeof(err)) < 0)
-			log_warning("%s; observing latencies only", err);
+		r = blockdev_check_kyber(opts->sysroot, &d->dev, &error);
+		if (r < 0)
+			log_warning("%s; observing latencies only", error_message(&error, r));
 		c.n_devs++;
 	}
 
-	r = observer_new(&c.observer, opts->attach, (unsigned)opts->n_devices, err, sizeof(err));
-	if (r < 0) {
-		log_error("%s", err);
+	r = observer_new(&c.observer, opts->attach, (unsigned)opts->n_devices);
+	if (r < 0)
 		goto out;
-	}
 	log_debug("BPF observer attached via %s%s", observer_attach_to_string(observer_attach_mode(c.observer)),
 		  observer_has_kyber_view(c.observer) ? "" : " (no Kyber tracepoints)");
 	for (size_t i = 0; i < c.n_devs; i++) {

@@ -108,26 +108,21 @@ static bool btf_has_typedef(const struct btf *btf, const char *name)
 	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
 }
 
-static int choose_programs(struct observer *o, enum observer_attach want, char *err, size_t errlen)
+static int choose_programs(struct observer *o, enum observer_attach want)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
 	struct bpf_program *prog;
 	bool have_tp_btf;
 
-	if (!vmlinux) {
-		snprintf(err, errlen, "Failed to load kernel BTF from %s: %s", VMLINUX_BTF,
-			 strerror(errno));
-		return -errno ?: -EIO;
-	}
+	if (!vmlinux)
+		return log_error_errno(-errno ?: -EIO, "Failed to load kernel BTF from %s: %m", VMLINUX_BTF);
 	have_tp_btf = btf_has_typedef(vmlinux, "btf_trace_block_rq_insert");
 	o->kyber_view = btf_has_typedef(vmlinux, "btf_trace_kyber_latency");
 	btf__free(vmlinux);
 
-	if (want == OBSERVER_ATTACH_TP_BTF && !have_tp_btf) {
-		snprintf(err, errlen, "This kernel has no BTF-typed block tracepoints (tp_btf); "
-			 "use --attach=raw_tp or auto");
-		return -ENOTSUP;
-	}
+	if (want == OBSERVER_ATTACH_TP_BTF && !have_tp_btf)
+		return log_error_errno(-ENOTSUP, "This kernel has no BTF-typed block tracepoints (tp_btf); "
+				       "use --attach=raw_tp or auto");
 	o->mode = want == OBSERVER_ATTACH_AUTO ?
 		(have_tp_btf ? OBSERVER_ATTACH_TP_BTF : OBSERVER_ATTACH_RAW_TP) : want;
 
@@ -143,38 +138,70 @@ static int choose_programs(struct observer *o, enum observer_attach want, char *
 	return 0;
 }
 
-int observer_new(struct observer **ret, enum observer_attach attach, unsigned max_devices,
-		 char *err, size_t errlen)
+/* What the observer needs before it tries anything: the number of possible CPUs, or -errno (logged). */
+static int check_environment(unsigned max_devices)
+{
+	char caps[64];
+	int ncpus;
+
+	if (max_devices == 0 || max_devices > OBSERVER_DEVICES_MAX)
+		return log_error_errno(-EINVAL, "Invalid device count %u (1..%u)", max_devices,
+				       OBSERVER_DEVICES_MAX);
+	if (access(VMLINUX_BTF, R_OK) < 0)
+		return log_error_errno(negative_errno(), "Kernel BTF is missing (%s: %m): kyber-tuned needs "
+				       "a kernel built with CONFIG_DEBUG_INFO_BTF=y", VMLINUX_BTF);
+	if (missing_bpf_caps(caps, sizeof(caps)))
+		return log_error_errno(-EPERM, "BPF not permitted: missing %s (or CAP_SYS_ADMIN); run as root",
+				       caps);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		return log_error_errno(ncpus < 0 ? ncpus : -EIO, "Failed to count possible CPUs: %m");
+	return ncpus;
+}
+
+static int open_skeleton(struct observer *o, enum observer_attach attach)
+{
+	int r;
+
+	o->skel = kyber_observer_bpf__open();
+	if (!o->skel)
+		return log_error_errno(negative_errno(), "Failed to open the BPF object: %m");
+	/* ~1024 requests in flight per device is far above any tag depth. */
+	bpf_map__set_max_entries(o->skel->maps.watched, o->max_devices);
+	bpf_map__set_max_entries(o->skel->maps.kyber_state, o->max_devices);
+	bpf_map__set_max_entries(o->skel->maps.op_stats, o->max_devices * KT_OP_MAX);
+	bpf_map__set_max_entries(o->skel->maps.requests, MAX(4096u, o->max_devices * 1024u));
+
+	r = choose_programs(o, attach);
+	if (r < 0)
+		return r;
+	r = kyber_observer_bpf__load(o->skel);
+	if (r == -EPERM || r == -EACCES)
+		return log_error_errno(r, "BPF not permitted: loading failed with %m; kyber-tuned needs "
+				       "CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
+	if (r < 0)
+		return log_error_errno(r, "Failed to load the BPF programs (%s): %m; "
+				       "--log-level=debug shows the verifier log",
+				       observer_attach_to_string(o->mode));
+	r = kyber_observer_bpf__attach(o->skel);
+	if (r < 0)
+		return log_error_errno(r, "Failed to attach the BPF programs (%s): %m",
+				       observer_attach_to_string(o->mode));
+	return 0;
+}
+
+int observer_new(struct observer **ret, enum observer_attach attach, unsigned max_devices)
 {
 	struct observer *o;
-	char caps[64];
 	int r, ncpus;
 
-	if (max_devices == 0 || max_devices > 1024) {
-		snprintf(err, errlen, "Invalid device count %u (1..1024)", max_devices);
-		return -EINVAL;
-	}
-	if (access(VMLINUX_BTF, R_OK) < 0) {
-		r = negative_errno();
-		snprintf(err, errlen, "Kernel BTF is missing (%s: %s): kyber-tuned needs a kernel "
-			 "built with CONFIG_DEBUG_INFO_BTF=y", VMLINUX_BTF, strerror(-r));
-		return r;
-	}
-	if (missing_bpf_caps(caps, sizeof(caps))) {
-		snprintf(err, errlen, "BPF not permitted: missing %s (or CAP_SYS_ADMIN); run as root",
-			 caps);
-		return -EPERM;
-	}
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0) {
-		snprintf(err, errlen, "Failed to count possible CPUs: %s", strerror(-ncpus));
-		return ncpus < 0 ? ncpus : -EIO;
-	}
-
+	ncpus = check_environment(max_devices);
+	if (ncpus < 0)
+		return ncpus;
 	libbpf_set_print(libbpf_print);
 	o = calloc(1, sizeof(*o));
 	if (!o)
-		return -ENOMEM;
+		return log_oom();
 	o->ncpus = (unsigned)ncpus;
 	o->stride = (sizeof(struct kt_op_stats) + 7) & ~(size_t)7;
 	o->max_devices = max_devices;
@@ -183,43 +210,12 @@ int observer_new(struct observer **ret, enum observer_attach attach, unsigned ma
 	o->slot_kdev = calloc(max_devices, sizeof(uint32_t));
 	o->books = calloc(max_devices, sizeof(struct slot_books));
 	if (!o->percpu || !o->slot_used || !o->slot_kdev || !o->books) {
-		r = -ENOMEM;
+		r = log_oom();
 		goto fail;
 	}
-
-	o->skel = kyber_observer_bpf__open();
-	if (!o->skel) {
-		r = negative_errno();
-		snprintf(err, errlen, "Failed to open the BPF object: %s", strerror(-r));
-		goto fail;
-	}
-	/* ~1024 requests in flight per device is far above any tag depth. */
-	bpf_map__set_max_entries(o->skel->maps.watched, max_devices);
-	bpf_map__set_max_entries(o->skel->maps.kyber_state, max_devices);
-	bpf_map__set_max_entries(o->skel->maps.op_stats, max_devices * KT_OP_MAX);
-	bpf_map__set_max_entries(o->skel->maps.requests, MAX(4096u, max_devices * 1024u));
-
-	r = choose_programs(o, attach, err, errlen);
+	r = open_skeleton(o, attach);
 	if (r < 0)
 		goto fail;
-
-	r = kyber_observer_bpf__load(o->skel);
-	if (r < 0) {
-		if (r == -EPERM || r == -EACCES)
-			snprintf(err, errlen, "BPF not permitted: loading failed with %s; kyber-tuned "
-				 "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)", strerror(-r));
-		else
-			snprintf(err, errlen, "Failed to load the BPF programs (%s): %s; "
-				 "--log-level=debug shows the verifier log",
-				 observer_attach_to_string(o->mode), strerror(-r));
-		goto fail;
-	}
-	r = kyber_observer_bpf__attach(o->skel);
-	if (r < 0) {
-		snprintf(err, errlen, "Failed to attach the BPF programs (%s): %s",
-			 observer_attach_to_string(o->mode), strerror(-r));
-		goto fail;
-	}
 	*ret = o;
 	return 0;
 fail:

@@ -22,13 +22,14 @@ struct observer;
 int observer_attach_from_string(const char *s, enum observer_attach *ret);
 const char *observer_attach_to_string(enum observer_attach a);
 
+/* The most devices one observer can watch (its maps are sized for max_devices). */
+#define OBSERVER_DEVICES_MAX 1024u
+
 /*
- * Load and attach. max_devices sizes the maps. On failure returns -errno and
- * writes a sentence naming the cause into err (missing BTF, which
- * capability is missing, ...).
+ * Load and attach. max_devices sizes the maps. On failure logs the cause
+ * (missing BTF, which capability is missing, ...) and returns -errno.
  */
-int observer_new(struct observer **ret, enum observer_attach attach, unsigned max_devices,
-		 char *err, size_t errlen);
+int observer_new(struct observer **ret, enum observer_attach attach, unsigned max_devices);
 struct observer *observer_free(struct observer *o);
 
 /* The attach type actually in use. */

@@ -9,6 +9,7 @@
 
 #include "bus.h"
 #include "conf.h"
+#include "error.h"
 #include "log.h"
 #include "macro.h"
 #include "privs.h"
@@ -32,21 +33,19 @@ static void on_device_removed(struct device *d, void *userdata)
 	}
 }
 
-int service_parse_device_goal(char *arg, struct service_goal *out, char *err, size_t errlen)
+int service_parse_device_goal(char *arg, struct service_goal *out, sd_bus_error *error)
 {
 	char *colon = arg ? strrchr(arg, ':') : NULL;
 	struct goal g;
 
-	if (!colon || colon == arg || !colon[1]) {
-		snprintf(err, errlen, "Invalid --goal '%.64s': expected DEV:GOAL, e.g. nvme0n1:read-p99=100us",
-			 arg ? arg : "");
-		return -EINVAL;
-	}
+	if (!colon || colon == arg || !colon[1])
+		return error_setf(error, -EINVAL, "Invalid --goal '%.64s': expected DEV:GOAL, "
+				  "e.g. nvme0n1:read-p99=100us", arg ? arg : "");
 	*colon = 0;
 	out->device = arg;
 	out->goal = colon + 1;
 	/* Fail on the command line, not later in the loop. */
-	return goal_parse(out->goal, &g, err, errlen);
+	return goal_parse(out->goal, &g, error);
 }
 
 static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -92,15 +91,17 @@ static unsigned apply_conf_goals(struct service *svc)
 {
 	const char **names = calloc(svc->conf.n_goals + 1, sizeof(char *));
 	unsigned refused = 0;
-	char err[512] = "";
 
 	for (size_t i = 0; i < svc->conf.n_goals; i++) {
+		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 		const struct conf_goal *g = &svc->conf.goals[i];
+		int r;
 
 		if (names)
 			names[i] = g->device;
-		if (manager_set_goal_from(svc->m, g->device, g->goal, GOAL_SOURCE_CONFIG, err, sizeof(err)) < 0) {
-			log_warning("%s: %s", g->where, err);
+		r = manager_set_goal_from(svc->m, g->device, g->goal, GOAL_SOURCE_CONFIG, &error);
+		if (r < 0) {
+			log_warning("%s: %s", g->where, error_message(&error, r));
 			refused++;
 		}
 	}
@@ -108,6 +109,35 @@ static unsigned apply_conf_goals(struct service *svc)
 		manager_drop_config_goals_except(svc->m, names, svc->conf.n_goals);
 	free(names);
 	return refused;
+}
+
+/* The command line's goals: each must take, or the daemon does not start. */
+static int apply_cli_goals(struct service *svc)
+{
+	for (size_t i = 0; i < svc->o->n_goals; i++) {
+		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+		const struct service_goal *g = &svc->o->goals[i];
+		int r;
+
+		r = manager_set_goal_from(svc->m, g->device, g->goal, GOAL_SOURCE_CLI, &error);
+		if (r < 0 && sd_bus_error_is_set(&error))
+			return log_error_errno(r, "%s", error.message);	/* the sentence names device and cause */
+		if (r < 0)
+			return log_error_errno(r, "Failed to tune %s: %m", g->device);
+	}
+	return 0;
+}
+
+/* BPF is attached and the bus name owned: drop what is not needed. */
+static int drop_privileges(struct service *svc)
+{
+	int r;
+
+	r = privs_needed(CAP_BPF, manager_check_observer_access, svc->m);
+	if (r < 0)
+		return r;
+	log_debug("%s CAP_BPF for the observer's maps", r ? "Keeping" : "Dropping");
+	return privs_drop((const cap_value_t[]) { CAP_BPF }, r ? 1 : 0);
 }
 
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -141,7 +171,6 @@ int service_run(const struct service_options *o)
 	struct manager_options mo = o->manager;
 	struct bus *bus = NULL;
 	sd_event *event = NULL;
-	char err[512] = "";
 	sigset_t ss;
 	int r;
 
@@ -170,17 +199,9 @@ int service_run(const struct service_options *o)
 	r = manager_new(&svc.m, event, &mo);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < o->n_goals; i++) {
-		r = manager_set_goal_from(svc.m, o->goals[i].device, o->goals[i].goal, GOAL_SOURCE_CLI,
-					  err, sizeof(err));
-		if (r < 0) {
-			if (err[0])
-				log_error("%s", err);
-			else
-				log_error_errno(r, "Failed to tune %s: %m", o->goals[i].device);
-			goto out;
-		}
-	}
+	r = apply_cli_goals(&svc);
+	if (r < 0)
+		goto out;
 	(void)apply_conf_goals(&svc);
 	manager_restore_previous(svc.m);
 	if (o->bus) {
@@ -199,12 +220,7 @@ int service_run(const struct service_options *o)
 	(void)sd_event_add_signal(event, NULL, SIGHUP, on_reload, &svc);
 	/* Keeps the watchdog fed when the unit has WatchdogSec=. */
 	(void)sd_event_set_watchdog(event, true);
-	/* BPF is attached and the bus name owned: drop what is not needed. */
-	r = privs_needed(CAP_BPF, manager_check_observer_access, svc.m);
-	if (r >= 0) {
-		log_debug("%s CAP_BPF for the observer's maps", r ? "Keeping" : "Dropping");
-		r = privs_drop((const cap_value_t[]) { CAP_BPF }, r ? 1 : 0);
-	}
+	r = drop_privileges(&svc);
 	if (r < 0)
 		goto out;
 

@@ -34,8 +34,9 @@ struct service_options {
 };
 
 /* Split "DEV:GOAL" at the last colon (/dev/disk/by-path names hold
- * colons). The strings point into arg, which is modified. */
-int service_parse_device_goal(char *arg, struct service_goal *out, char *err, size_t errlen);
+ * colons). The strings point into arg, which is modified. -EINVAL, with
+ * a sentence in error (error.h), on a malformed one. */
+int service_parse_device_goal(char *arg, struct service_goal *out, sd_bus_error *error);
 
 /* Runs until SIGINT/SIGTERM. SIGUSR1 resumes overridden or paused devices.
  * Returns 0 or -errno (cause logged). */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "kyber_tuned.pb-c.h"
 #include "macro.h"
 #include "state.h"
@@ -310,71 +311,12 @@ int originals_encode(const struct originals *o, uint8_t **ret, size_t *ret_len)
 
 /* ---------------------------------------------------------------- files */
 
-static int read_file(const char *path, uint8_t **ret, size_t *ret_len)
+/* The whole file; what is not a small regular file is not ours. */
+static int read_state_file(const char *path, uint8_t **ret, size_t *ret_len)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ uint8_t *buf = NULL;
-	size_t n = 0;
-	struct stat st;
+	int r = read_full_file(path, O_NOFOLLOW, STATE_FILE_MAX, (char **)ret, ret_len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return negative_errno();
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (!S_ISREG(st.st_mode) || st.st_size > STATE_FILE_MAX)
-		return -EBADMSG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (n < (size_t)st.st_size) {
-		ssize_t l = read(fd, buf + n, (size_t)st.st_size - n);
-
-		if (l < 0)
-			return negative_errno();
-		if (l == 0)
-			break;
-		n += (size_t)l;
-	}
-	*ret = TAKE_PTR(buf);
-	*ret_len = n;
-	return 0;
-}
-
-int write_file_atomic(const char *path, const uint8_t *data, size_t len)
-{
-	char tmp[PATH_MAX], dir[PATH_MAX];
-	_cleanup_close_ int fd = -1, dfd = -1;
-	size_t off = 0;
-	int r;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return negative_errno();
-	while (off < len) {
-		ssize_t l = write(fd, data + off, len - off);
-
-		if (l < 0) {
-			r = negative_errno();
-			goto fail;
-		}
-		off += (size_t)l;
-	}
-	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
-		r = negative_errno();
-		goto fail;
-	}
-	/* The rename itself must be on disk too. */
-	snprintf(dir, sizeof(dir), "%s", path);
-	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0)
-		(void)fsync(dfd);
-	return 0;
-fail:
-	(void)unlink(tmp);
-	return r;
+	return r == -EINVAL || r == -EFBIG ? -EBADMSG : r;
 }
 
 int state_load(const char *path, struct state *out)
@@ -384,7 +326,7 @@ int state_load(const char *path, struct state *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	r = read_file(path, &buf, &n);
+	r = read_state_file(path, &buf, &n);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -411,7 +353,7 @@ int originals_load(const char *path, struct originals *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	r = read_file(path, &buf, &n);
+	r = read_state_file(path, &buf, &n);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)

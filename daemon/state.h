@@ -69,6 +69,3 @@ int state_save(const char *path, const struct state *s);
 int originals_load(const char *path, struct originals *out);
 int originals_save(const char *path, const struct originals *o);
 
-/* Atomic replace of path with data: temp file in the same directory,
- * fsync, rename, fsync of the directory. Mode 0600. */
-int write_file_atomic(const char *path, const uint8_t *data, size_t len);

@@ -12,6 +12,8 @@
 #define BUS_MANAGER_INTERFACE "org.kybertune.KyberTune1.Manager"
 #define BUS_DEVICE_INTERFACE "org.kybertune.KyberTune1.Device"
 #define BUS_DEVICE_PATH_PREFIX "/org/kybertune/KyberTune1/device"
+/* The one error name of our own; the others are D-Bus's (shared/error.c). */
+#define BUS_ERROR_NO_SUCH_DEVICE "org.kybertune.KyberTune1.Error.NoSuchDevice"
 
 /*
  * The Device interface's properties, in the order the daemon registers

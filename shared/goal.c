@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "error.h"
 #include "goal.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -29,24 +30,23 @@ const char *goal_mode_to_string(enum goal_mode m)
 	return (unsigned)m < _GOAL_MODE_MAX ? mode_names[m] : "?";
 }
 
-static int fail(char *err, size_t errlen, const char *token, const char *why)
+static int fail(sd_bus_error *error, const char *token, const char *why)
 {
-	snprintf(err, errlen, "Invalid goal token '%.*s': %s", TOKEN_MAX, token, why);
-	return -EINVAL;
+	return error_setf(error, -EINVAL, "Invalid goal token '%.*s': %s", TOKEN_MAX, token, why);
 }
 
 static int parse_token(const char *tok, struct goal *g, bool *seen_mode, bool *seen_floor,
-		       char *err, size_t errlen)
+		       sd_bus_error *error)
 {
 	const char *eq = strchr(tok, '='), *value;
 	char key[TOKEN_MAX];
 	size_t klen;
 
 	if (!eq || eq == tok || !eq[1])
-		return fail(err, errlen, tok, "expected KEY=VALUE");
+		return fail(error, tok, "expected KEY=VALUE");
 	klen = (size_t)(eq - tok);
 	if (klen >= sizeof(key))
-		return fail(err, errlen, tok, "unknown key");
+		return fail(error, tok, "unknown key");
 	memcpy(key, tok, klen);
 	key[klen] = 0;
 	value = eq + 1;
@@ -59,15 +59,15 @@ static int parse_token(const char *tok, struct goal *g, bool *seen_mode, bool *s
 			if (strcmp(key + 5, percentiles[i].name) == 0)
 				break;
 		if (i == ELEMENTSOF(percentiles))
-			return fail(err, errlen, tok,
+			return fail(error, tok,
 				    "unsupported percentile (use p50, p90, p95, p99 or p99.9)");
 		if (g->has_read)
-			return fail(err, errlen, tok, "more than one read goal");
+			return fail(error, tok, "more than one read goal");
 		if (parse_duration_ns(value, 0, &ns) < 0)
-			return fail(err, errlen, tok,
+			return fail(error, tok,
 				    "expected a duration with a unit (ns, us, ms, s), e.g. 100us");
 		if (ns < GOAL_LATENCY_MIN_NS || ns > GOAL_LATENCY_MAX_NS)
-			return fail(err, errlen, tok, "latency out of range (1us..100s)");
+			return fail(error, tok, "latency out of range (1us..100s)");
 		g->has_read = true;
 		g->read_pct = percentiles[i].pct;
 		g->read_ns = ns;
@@ -75,29 +75,29 @@ static int parse_token(const char *tok, struct goal *g, bool *seen_mode, bool *s
 		uint64_t v;
 
 		if (*seen_floor)
-			return fail(err, errlen, tok, "given twice");
+			return fail(error, tok, "given twice");
 		if (parse_count_si(value, &v) < 0 || v == 0 || v > GOAL_IOPS_MAX)
-			return fail(err, errlen, tok, "expected a positive count, e.g. 20k");
+			return fail(error, tok, "expected a positive count, e.g. 20k");
 		g->write_iops_min = v;
 		*seen_floor = true;
 	} else if (strcmp(key, "mode") == 0) {
 		int m;
 
 		if (*seen_mode)
-			return fail(err, errlen, tok, "given twice");
+			return fail(error, tok, "given twice");
 		for (m = 0; m < _GOAL_MODE_MAX; m++)
 			if (strcmp(value, mode_names[m]) == 0)
 				break;
 		if (m == _GOAL_MODE_MAX)
-			return fail(err, errlen, tok, "unknown mode (use latency, balanced, throughput or advise)");
+			return fail(error, tok, "unknown mode (use latency, balanced, throughput or advise)");
 		g->mode = (enum goal_mode)m;
 		*seen_mode = true;
 	} else
-		return fail(err, errlen, tok, "unknown key (use read-pNN, write-iops-min or mode)");
+		return fail(error, tok, "unknown key (use read-pNN, write-iops-min or mode)");
 	return 0;
 }
 
-int goal_parse(const char *text, struct goal *out, char *err, size_t errlen)
+int goal_parse(const char *text, struct goal *out, sd_bus_error *error)
 {
 	struct goal g = { .mode = GOAL_MODE_LATENCY };
 	bool seen_mode = false, seen_floor = false;
@@ -105,7 +105,7 @@ int goal_parse(const char *text, struct goal *out, char *err, size_t errlen)
 	int r;
 
 	if (!text)
-		return fail(err, errlen, "", "empty goal");
+		return fail(error, "", "empty goal");
 	for (;;) {
 		char tok[TOKEN_MAX + 1];
 		size_t n;
@@ -114,27 +114,21 @@ int goal_parse(const char *text, struct goal *out, char *err, size_t errlen)
 		if (!*p)
 			break;
 		n = strcspn(p, " \t,");
-		if (n > TOKEN_MAX) {
-			snprintf(err, errlen, "Invalid goal token '%.*s...': too long", 24, p);
-			return -EINVAL;
-		}
+		if (n > TOKEN_MAX)
+			return error_setf(error, -EINVAL, "Invalid goal token '%.*s...': too long", 24, p);
 		memcpy(tok, p, n);
 		tok[n] = 0;
 		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)tok[i] < 0x20 || (unsigned char)tok[i] == 0x7f) {
-				snprintf(err, errlen, "Invalid goal: control character in a token");
-				return -EINVAL;
-			}
-		r = parse_token(tok, &g, &seen_mode, &seen_floor, err, errlen);
+			if ((unsigned char)tok[i] < 0x20 || (unsigned char)tok[i] == 0x7f)
+				return error_setf(error, -EINVAL, "Invalid goal: control character in a token");
+		r = parse_token(tok, &g, &seen_mode, &seen_floor, error);
 		if (r < 0)
 			return r;
 		p += n;
 	}
-	if (!g.has_read && g.mode != GOAL_MODE_THROUGHPUT) {
-		snprintf(err, errlen, "Invalid goal '%.*s': a read goal such as read-p99=100us is "
-			 "required (only mode=throughput goes without)", TOKEN_MAX, text);
-		return -EINVAL;
-	}
+	if (!g.has_read && g.mode != GOAL_MODE_THROUGHPUT)
+		return error_setf(error, -EINVAL, "Invalid goal '%.*s': a read goal such as read-p99=100us "
+				  "is required (only mode=throughput goes without)", TOKEN_MAX, text);
 	*out = g;
 	return 0;
 }

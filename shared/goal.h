@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <systemd/sd-bus.h>
 
 enum goal_mode {
 	GOAL_MODE_LATENCY,	/* meet the read goal, spend as little write throughput as possible */
@@ -35,8 +36,8 @@ struct goal {
 #define GOAL_IOPS_MAX 1000000000ULL
 #define GOAL_TEXT_MAX 128
 
-/* On failure returns -EINVAL and writes a sentence naming the bad token. */
-int goal_parse(const char *text, struct goal *out, char *err, size_t errlen);
+/* -EINVAL on a malformed goal, with a sentence naming the bad token in error (error.h). */
+int goal_parse(const char *text, struct goal *out, sd_bus_error *error);
 /* Canonical text, parseable again: "read-p99=2ms write-iops-min=20000 mode=latency". */
 char *goal_format(const struct goal *g, char *buf, size_t n);
 const char *goal_mode_to_string(enum goal_mode m);

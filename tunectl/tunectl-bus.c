@@ -28,7 +28,7 @@ int call_failed(const char *what, const sd_bus_error *e, int r)
 	else if (sd_bus_error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED))
 		/* The bus refused: its policy (org.kybertune.KyberTune1.conf) is missing or differs. */
 		log_error("Access denied: %s", e->message ?: "refused by the bus");
-	else if (sd_bus_error_has_names(e, SD_BUS_ERROR_INVALID_ARGS, "org.kybertune.KyberTune1.Error.NoSuchDevice"))
+	else if (sd_bus_error_has_names(e, SD_BUS_ERROR_INVALID_ARGS, BUS_ERROR_NO_SUCH_DEVICE))
 		log_error("%s", e->message ?: e->name);	/* the daemon's sentence names the cause */
 	else if (e->message)
 		log_error("Failed to %s: %s", what, e->message);

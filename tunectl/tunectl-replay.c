@@ -32,9 +32,8 @@ static void op_from_record(struct tf_op *o, const Kybertune__OpSummary *s)
 static int goal_met(const Kybertune__IntervalRecord *rec)
 {
 	struct goal g;
-	char err[128];
 
-	if (!rec->metric_ns || !rec->goal || goal_parse(rec->goal, &g, err, sizeof(err)) < 0 ||
+	if (!rec->metric_ns || !rec->goal || goal_parse(rec->goal, &g, NULL) < 0 ||
 	    !g.has_read)
 		return -1;
 	return rec->metric_ns <= g.read_ns;

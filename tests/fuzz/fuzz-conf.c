@@ -20,7 +20,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(const struct conf *c)
 {
-	char err[256];
 	struct goal g;
 
 	if (c->has_interval && (c->interval_ns < 10 * NSEC_PER_MSEC || c->interval_ns > 3600 * NSEC_PER_SEC))
@@ -36,7 +35,7 @@ static void check(const struct conf *c)
 	for (size_t i = 0; i < c->n_goals; i++) {
 		const struct conf_goal *cg = &c->goals[i];
 
-		if (!cg->device[0] || !cg->where || goal_parse(cg->goal, &g, err, sizeof(err)) < 0)
+		if (!cg->device[0] || !cg->where || goal_parse(cg->goal, &g, NULL) < 0)
 			abort();
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->goals[j].device, cg->device) == 0)

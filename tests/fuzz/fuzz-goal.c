@@ -9,13 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "goal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[256], text[GOAL_TEXT_MAX];
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	char text[GOAL_TEXT_MAX];
 	struct goal g, again;
 	char *s;
 
@@ -24,9 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = 0;
-	err[0] = 0;
-	if (goal_parse(s, &g, err, sizeof(err)) < 0) {
-		if (!err[0] || !memchr(err, 0, sizeof(err)))
+	if (goal_parse(s, &g, &error) < 0) {
+		/* Every refusal carries a sentence. */
+		if (!sd_bus_error_is_set(&error) || !error.message || !error.message[0])
 			abort();
 		free(s);
 		return 0;
@@ -40,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (g.write_iops_min > GOAL_IOPS_MAX || (unsigned)g.mode >= _GOAL_MODE_MAX)
 		abort();
 	goal_format(&g, text, sizeof(text));
-	if (goal_parse(text, &again, err, sizeof(err)) < 0)
+	if (goal_parse(text, &again, NULL) < 0)
 		abort();
 	/* Field by field: padding bytes are not part of the value. */
 	if (again.has_read != g.has_read || again.read_ns != g.read_ns ||

@@ -13,8 +13,16 @@
 #include <cmocka.h>
 
 #include "blockdev.h"
+#include "error.h"
 
 static char root[] = "/tmp/kt-blockdev-XXXXXX";
+
+/* The error of the call about to be made: the last one's freed. */
+static sd_bus_error *fresh(sd_bus_error *e)
+{
+	sd_bus_error_free(e);
+	return e;
+}
 
 static void mk(const char *rel)
 {
@@ -91,45 +99,44 @@ static int teardown(void **state)
 static void test_resolve_ok(void **state)
 {
 	struct blockdev d;
-	char err[256] = "";
 	unsigned inflight;
 
-	assert_int_equal(blockdev_resolve(root, "nvme0n1", &d, err, sizeof(err)), 0);
+	assert_int_equal(blockdev_resolve(root, "nvme0n1", &d, NULL), 0);
 	assert_string_equal(d.name, "nvme0n1");
 	assert_int_equal(d.major, 259);
 	assert_int_equal(d.minor, 0);
 	assert_int_equal(d.kdev, (259u << 20) | 0);
-	assert_int_equal(blockdev_check_kyber(root, &d, err, sizeof(err)), 0);
+	assert_int_equal(blockdev_check_kyber(root, &d, NULL), 0);
 	assert_int_equal(blockdev_read_inflight(root, "nvme0n1", &inflight), 0);
 	assert_int_equal(inflight, 8);
 }
 
 static void test_refusals(void **state)
 {
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	struct blockdev d;
-	char err[256];
 
-	assert_int_equal(blockdev_resolve(root, "nosuch", &d, err, sizeof(err)), -ENODEV);
-	assert_string_equal(err, "No such block device: nosuch");
+	assert_int_equal(blockdev_resolve(root, "nosuch", &d, fresh(&error)), -ENODEV);
+	assert_string_equal(error.message, "No such block device: nosuch");
 
-	assert_int_equal(blockdev_resolve(root, "nvme0n1p1", &d, err, sizeof(err)), -EISDIR);
-	assert_string_equal(err, "nvme0n1p1 is a partition; I/O schedulers are set per disk (use nvme0n1)");
+	assert_int_equal(blockdev_resolve(root, "nvme0n1p1", &d, fresh(&error)), -EISDIR);
+	assert_string_equal(error.message, "nvme0n1p1 is a partition; I/O schedulers are set per disk (use nvme0n1)");
 
-	assert_int_equal(blockdev_resolve(root, "zram0", &d, err, sizeof(err)), -ENOTSUP);
-	assert_string_equal(err, "zram0 is not a blk-mq device: it has no I/O scheduler");
+	assert_int_equal(blockdev_resolve(root, "zram0", &d, fresh(&error)), -ENOTSUP);
+	assert_string_equal(error.message, "zram0 is not a blk-mq device: it has no I/O scheduler");
 
-	assert_int_equal(blockdev_resolve(root, "../etc", &d, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "Invalid device name"));
-	assert_int_equal(blockdev_resolve(root, "", &d, err, sizeof(err)), -EINVAL);
+	assert_int_equal(blockdev_resolve(root, "../etc", &d, fresh(&error)), -EINVAL);
+	assert_non_null(strstr(error.message, "Invalid device name"));
+	assert_int_equal(blockdev_resolve(root, "", &d, fresh(&error)), -EINVAL);
 
-	assert_int_equal(blockdev_resolve(root, "/nonexistent/dev/x", &d, err, sizeof(err)), -ENOENT);
-	assert_non_null(strstr(err, "No such block device: /nonexistent/dev/x"));
-	assert_int_equal(blockdev_resolve(root, "/dev/null", &d, err, sizeof(err)), -ENOTBLK);
-	assert_string_equal(err, "/dev/null is not a block device");
+	assert_int_equal(blockdev_resolve(root, "/nonexistent/dev/x", &d, fresh(&error)), -ENOENT);
+	assert_non_null(strstr(error.message, "No such block device: /nonexistent/dev/x"));
+	assert_int_equal(blockdev_resolve(root, "/dev/null", &d, fresh(&error)), -ENOTBLK);
+	assert_string_equal(error.message, "/dev/null is not a block device");
 
-	assert_int_equal(blockdev_resolve(root, "sda", &d, err, sizeof(err)), 0);
-	assert_int_equal(blockdev_check_kyber(root, &d, err, sizeof(err)), -ENOTSUP);
-	assert_string_equal(err, "Kyber is not available for sda (schedulers: mq-deadline none); "
+	assert_int_equal(blockdev_resolve(root, "sda", &d, fresh(&error)), 0);
+	assert_int_equal(blockdev_check_kyber(root, &d, fresh(&error)), -ENOTSUP);
+	assert_string_equal(error.message, "Kyber is not available for sda (schedulers: mq-deadline none); "
 			    "it needs CONFIG_MQ_IOSCHED_KYBER");
 }
 

@@ -7,7 +7,15 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "error.h"
 #include "goal.h"
+
+/* The error of the call about to be made: the last one's freed. */
+static sd_bus_error *fresh(sd_bus_error *e)
+{
+	sd_bus_error_free(e);
+	return e;
+}
 
 static void test_good(void **state)
 {
@@ -22,26 +30,26 @@ static void test_good(void **state)
 		{ "read-p95=250us mode=balanced", "read-p95=250us mode=balanced" },
 		{ "read-p90=10us\twrite-iops-min=1.5M", "read-p90=10us write-iops-min=1500000 mode=latency" },
 	};
-	char buf[GOAL_TEXT_MAX], err[256];
+	char buf[GOAL_TEXT_MAX];
 	struct goal g, again;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(goal_parse(cases[i].text, &g, err, sizeof(err)), 0);
+		assert_int_equal(goal_parse(cases[i].text, &g, NULL), 0);
 		assert_string_equal(goal_format(&g, buf, sizeof(buf)), cases[i].canonical);
 		/* The canonical form parses back to the same goal. */
-		assert_int_equal(goal_parse(buf, &again, err, sizeof(err)), 0);
+		assert_int_equal(goal_parse(buf, &again, NULL), 0);
 		assert_memory_equal(&g, &again, sizeof(g));
 	}
-	assert_int_equal(goal_parse("read-p99=100us", &g, err, sizeof(err)), 0);
+	assert_int_equal(goal_parse("read-p99=100us", &g, NULL), 0);
 	assert_true(g.has_read && g.read_pct == 99 && g.read_ns == 100000 && g.mode == GOAL_MODE_LATENCY);
 	/* Equal whatever the spelling; any field differing makes them differ. */
-	assert_int_equal(goal_parse("read-p99=0.1ms mode=latency", &again, err, sizeof(err)), 0);
+	assert_int_equal(goal_parse("read-p99=0.1ms mode=latency", &again, NULL), 0);
 	assert_true(goal_equal(&g, &again));
-	assert_int_equal(goal_parse("read-p99.9=100us", &again, err, sizeof(err)), 0);
+	assert_int_equal(goal_parse("read-p99.9=100us", &again, NULL), 0);
 	assert_false(goal_equal(&g, &again));
-	assert_int_equal(goal_parse("read-p99=100us write-iops-min=1", &again, err, sizeof(err)), 0);
+	assert_int_equal(goal_parse("read-p99=100us write-iops-min=1", &again, NULL), 0);
 	assert_false(goal_equal(&g, &again));
-	assert_int_equal(goal_parse("read-p99=100us mode=advise", &again, err, sizeof(err)), 0);
+	assert_int_equal(goal_parse("read-p99=100us mode=advise", &again, NULL), 0);
 	assert_false(goal_equal(&g, &again));
 }
 
@@ -65,26 +73,25 @@ static void test_bad_names_the_token(void **state)
 		{ "=1ms", "=1ms", "KEY=VALUE" },
 		{ "read-p99=", "read-p99=", "KEY=VALUE" },
 	};
-	char err[256];
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	struct goal g;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		memset(err, 0, sizeof(err));
-		assert_int_equal(goal_parse(cases[i].text, &g, err, sizeof(err)), -EINVAL);
-		assert_non_null(strstr(err, cases[i].token));
-		assert_non_null(strstr(err, cases[i].why));
+		assert_int_equal(goal_parse(cases[i].text, &g, fresh(&error)), -EINVAL);
+		assert_non_null(strstr(error.message, cases[i].token));
+		assert_non_null(strstr(error.message, cases[i].why));
 	}
-	assert_int_equal(goal_parse("", &g, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "read goal"));
-	assert_int_equal(goal_parse("mode=latency", &g, err, sizeof(err)), -EINVAL);
-	assert_int_equal(goal_parse("read-p99=1ms\x01", &g, err, sizeof(err)), -EINVAL);
-	assert_int_equal(goal_parse(NULL, &g, err, sizeof(err)), -EINVAL);
+	assert_int_equal(goal_parse("", &g, fresh(&error)), -EINVAL);
+	assert_non_null(strstr(error.message, "read goal"));
+	assert_int_equal(goal_parse("mode=latency", &g, fresh(&error)), -EINVAL);
+	assert_int_equal(goal_parse("read-p99=1ms\x01", &g, fresh(&error)), -EINVAL);
+	assert_int_equal(goal_parse(NULL, &g, fresh(&error)), -EINVAL);
 	/* A long token is cut in the message, not overflowed. */
 	char longtok[400];
 	memset(longtok, 'a', sizeof(longtok) - 1);
 	longtok[sizeof(longtok) - 1] = 0;
-	assert_int_equal(goal_parse(longtok, &g, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "too long"));
+	assert_int_equal(goal_parse(longtok, &g, fresh(&error)), -EINVAL);
+	assert_non_null(strstr(error.message, "too long"));
 }
 
 int main(void)

@@ -142,6 +142,32 @@ static void assert_member_type(json_object *o, const char *path, enum json_type 
 	assert_int_equal(json_object_get_type(member_at(o, path)), type);
 }
 
+/* debugfs's live depth is the truth; Kyber's report and the in-flight count
+ * stand in, in that order, and a report that differs is called stale. */
+static void test_kyber_depth(void **state)
+{
+	struct kt_interval iv = {};
+	bool stale;
+
+	assert_int_equal(interval_kyber_depth(&iv, KT_OP_WRITE, -1, &stale), 0);
+	assert_false(stale);
+	iv.op[KT_OP_WRITE].queued = 5;
+	iv.op[KT_OP_WRITE].inflight = 12;
+	assert_int_equal(interval_kyber_depth(&iv, KT_OP_WRITE, -1, &stale), 12);
+	iv.kyber_depth[KT_OP_WRITE] = 16;
+	assert_int_equal(interval_kyber_depth(&iv, KT_OP_WRITE, -1, &stale), 16);
+	assert_false(stale);
+	assert_int_equal(interval_kyber_depth(&iv, KT_OP_WRITE, 16, &stale), 16);
+	assert_false(stale);
+	/* Kyber restarted: the live depth is back at the cap, the report is not. */
+	assert_int_equal(interval_kyber_depth(&iv, KT_OP_WRITE, 128, &stale), 128);
+	assert_true(stale);
+	/* Nothing waiting: the in-flight count says nothing about tokens. */
+	iv = (struct kt_interval){};
+	iv.op[KT_OP_READ].inflight = 3;
+	assert_int_equal(interval_kyber_depth(&iv, KT_OP_READ, -1, &stale), 0);
+}
+
 static void test_report(void **state)
 {
 	struct kt_snapshot *a = snap(), *b = snap();
@@ -221,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_lost_completions),
+		cmocka_unit_test(test_kyber_depth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,21 +7,22 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "error.h"
 #include "tuner-loop.h"
 
 struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_text,
 				  unsigned read_qd, unsigned write_qd)
 {
 	struct tuner_loop *l = calloc(1, sizeof(*l));
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	struct goal g;
-	char err[256];
 
 	assert_non_null(l);
 	assert_int_equal(sim_new(&l->sim, p), 0);
 	sim_set_kyber(l->sim, true);
 	sim_set_workload(l->sim, read_qd, write_qd);
-	if (goal_parse(goal_text, &g, err, sizeof(err)) < 0)
-		fail_msg("goal %s: %s", goal_text, err);
+	if (goal_parse(goal_text, &g, &error) < 0)
+		fail_msg("goal %s: %s", goal_text, error.message);
 	controller_init(&l->ctl, &g);
 	l->interval_ns = SEC;
 	l->settle_ns = 300 * MSEC;
