@@ -61,14 +61,14 @@ SHARED_SRCS := shared/log.c shared/parse-util.c shared/hist.c shared/goal.c shar
 	shared/record.c
 # daemon/controller/: the control law and its parts (controller.h). Pure:
 # linked into unit tests without root.
-CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c \
+CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemon/controller/ctl-sched.c \
 	daemon/controller/ctl-metric.c daemon/controller/ctl-regime.c \
 	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c
 SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/device.c daemon/device-status.c \
+	daemon/blockdev.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/device.c daemon/device-status.c daemon/device-sched.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
@@ -85,7 +85,7 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller \
+	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller test-ctl-sched \
 	test-conf test-state test-tunectl-format
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
@@ -94,7 +94,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize clean lint fuzz man install uninstall
+.PHONY: all deps check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched clean lint fuzz man install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -200,6 +200,9 @@ TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/erro
 $(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \
 	tests/unit/tuner-loop.h $(SIM_HDRS)
 $(BUILD)/tests/test-controller: TEST_LIBS := -lsystemd
+$(BUILD)/tests/test-ctl-sched: tests/unit/test-ctl-sched.c $(TUNER_LOOP_SRCS) \
+	tests/unit/tuner-loop.h $(SIM_HDRS)
+$(BUILD)/tests/test-ctl-sched: TEST_LIBS := -lsystemd
 
 # The tuner matrix simulates hours of I/O: built with optimisation and
 # UBSan (under ASan it would take a quarter of an hour), one process per
@@ -291,12 +294,14 @@ demo: deps
 # Benchmarks write their sections of docs/BENCHMARKS.md (root; never two at
 # once: each holds the machine-wide I/O lock). Quick mode: baselines with a
 # 4 x 4 grid, then the scenarios (shift, ext4, device kinds, daemon cost),
-# then kyber-tuned beside the best static setting on three devices.
+# then kyber-tuned beside the best static setting on three devices, then
+# scheduler=auto where Kyber buys nothing.
 bench: deps
 	$(MAKE) all
 	$(PYTHON) -m bench.baselines
 	$(PYTHON) -m bench.scenarios
 	$(PYTHON) -m bench.generalize
+	$(PYTHON) -m bench.sched_choice
 
 # Full mode: the study's 10 x 10 grid, more and longer rounds, and the
 # observer's cost beside biolatency.
@@ -306,6 +311,7 @@ bench-full: deps
 	$(PYTHON) -m bench.scenarios --full
 	$(PYTHON) -m bench.observer_cost
 	$(PYTHON) -m bench.generalize --full
+	$(PYTHON) -m bench.sched_choice
 
 # The observer's cost (ns per event, IOPS loss) beside biolatency; writes
 # its section of docs/BENCHMARKS.md.
@@ -318,6 +324,11 @@ bench-observer: deps
 bench-generalize: deps
 	$(MAKE) all
 	$(PYTHON) -m bench.generalize
+
+# scheduler=auto on a loop over /dev/shm: no harm where Kyber buys nothing.
+bench-sched: deps
+	$(MAKE) all
+	$(PYTHON) -m bench.sched_choice
 
 lint:
 	shellcheck .ci/run

@@ -94,6 +94,8 @@ def measure(dev, cfg, js, ramp, runtime):
     if lines:
         out["targets"] = (lines[-1]["read_target_ns"], lines[-1]["write_target_ns"])
         out["state"] = lines[-1].get("tuner", {}).get("state", "?")
+        # Every scheduler the device ran while measured (scheduler=auto may switch).
+        out["schedulers"] = sorted({l.get("scheduler") or "?" for l in lines})
     return out
 
 

@@ -5,6 +5,7 @@
 
 #include "blockdev.h"
 #include "controller.h"
+#include "ctl-sched.h"
 #include "device.h"
 #include "measure.h"
 
@@ -16,6 +17,8 @@ struct device {
 	enum goal_source source;
 	struct measure ms;		/* its counters, intervals and depths */
 	struct controller *ctl;
+	struct sched_choice sched;	/* which scheduler it runs (scheduler=auto) */
+	uint64_t switch_stall_ns;	/* how long the last scheduler switch took */
 	struct kyber_saved original;	/* for rollback */
 	bool saved;
 	struct kyber_targets written;	/* what sysfs holds as far as we know */
@@ -31,6 +34,21 @@ struct device {
 	sd_event_source *settle;
 	uint64_t changes;
 };
+
+/* device.c, for device-sched.c. */
+void device_refresh_scheduler(struct device *d);
+/* The next interval starts after the settle time: the one after a change is not clean. */
+void device_arm_settle(struct device *d);
+void device_set_state(struct device *d, enum ctl_state st, const char *reason);
+
+/* device-sched.c: the scheduler the device should be on now. */
+const char *device_sched_expected(const struct device *d);
+/* Choose the scheduler for the goal in force (at start, on a new goal, on
+ * resume): switches at once where the goal asks for Kyber. -errno (with
+ * a sentence in error, if not NULL) when that switch fails. */
+int device_sched_adopt(struct device *d, sd_bus_error *error);
+/* After the controller's step: stay, or switch (true). */
+bool device_sched_step(struct device *d, const struct ctl_sample *s);
 
 /* device-status.c: the interval's --json line and flight record. */
 void device_report_json(const struct device *d, bool changed);

@@ -46,6 +46,8 @@ void device_get_status(const struct device *d, struct device_status *out)
 	out->name = d->dev.name;
 	out->id = d->id;
 	memcpy(out->scheduler, d->scheduler, sizeof(out->scheduler));
+	out->scheduler_reason = d->sched.reason;
+	out->scheduler_switches = d->sched.switches;
 	goal_format(&d->goal, out->goal, sizeof(out->goal));
 	out->state = d->state;
 	out->reason = d->reason;
@@ -74,8 +76,8 @@ void device_report_json(const struct device *d, bool changed)
 	};
 	struct report_device rd = {
 		.name = d->dev.name,
-		.scheduler = "kyber",
-		.has_targets = true,
+		.scheduler = d->scheduler,
+		.has_targets = d->sched.run == SCHED_RUN_KYBER,
 		.targets = d->written,
 		.iv = d->ms.iv,
 		.tuner = &rt,

@@ -49,7 +49,7 @@ static void format_observed(char *buf, size_t n, const struct device *d, const s
 		 s->read.kyber_depth, s->write.kyber_depth);
 }
 
-static void set_state(struct device *d, enum ctl_state st, const char *reason)
+void device_set_state(struct device *d, enum ctl_state st, const char *reason)
 {
 	if (st != d->state)
 		log_dev_event(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_STATE_CHANGED, "%s -> %s: %s",
@@ -83,7 +83,7 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 /* Someone else wrote the scheduler or a target: hands off until resumed. */
 /* Keeps the last scheduler read when sysfs cannot be read (the disk is
  * going away: device_present() tells). */
-static void refresh_scheduler(struct device *d)
+void device_refresh_scheduler(struct device *d)
 {
 	struct sched_info si;
 
@@ -99,9 +99,9 @@ static bool check_override(struct device *d)
 
 	if (d->overridden)
 		return true;
-	if (d->scheduler[0] && strcmp(d->scheduler, "kyber") != 0)
+	if (d->scheduler[0] && strcmp(d->scheduler, device_sched_expected(d)) != 0)
 		snprintf(why, sizeof(why), "scheduler changed to %s by someone else", d->scheduler);
-	else if (kyber_sysfs_read_targets(root, d->dev.name, &now) == 0 &&
+	else if (d->sched.run == SCHED_RUN_KYBER && kyber_sysfs_read_targets(root, d->dev.name, &now) == 0 &&
 		 (now.read_ns != d->written.read_ns || now.write_ns != d->written.write_ns))
 		snprintf(why, sizeof(why), "targets changed from %llu/%llu to %llu/%llu ns by someone else",
 			 (unsigned long long)d->written.read_ns, (unsigned long long)d->written.write_ns,
@@ -109,7 +109,7 @@ static bool check_override(struct device *d)
 	else
 		return false;
 	d->overridden = true;
-	set_state(d, CTL_OVERRIDDEN, why);
+	device_set_state(d, CTL_OVERRIDDEN, why);
 	log_dev_event(LOG_LEVEL_NOTICE, d->dev.name, LOG_MESSAGE_OVERRIDDEN, "%s; not touching it until resumed",
 		      why);
 	return true;
@@ -164,6 +164,18 @@ static const char *const *change_fields(struct change_fields *f, const struct ct
 	return f->v;
 }
 
+void device_arm_settle(struct device *d)
+{
+	uint64_t now;
+
+	sd_event_now(d->env.event, CLOCK_MONOTONIC, &now);
+	d->settle = sd_event_source_disable_unref(d->settle);
+	if (sd_event_add_time(d->env.event, &d->settle, CLOCK_MONOTONIC,
+			      now + d->env.o->settle_ns / 1000, 1000,
+			      on_settled, d) < 0)
+		log_dev_warning(d->dev.name, "failed to arm the settle timer");
+}
+
 /* Write what the controller decided. */
 static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl_decision *dec)
 {
@@ -171,7 +183,6 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 	char old[48], new[48], obs[320];
 	struct kyber_targets before = d->written;
 	struct change_fields fields;
-	uint64_t now;
 
 	format_observed(obs, sizeof(obs), d, s, dec);
 	format_targets(old, sizeof(old), &d->written);
@@ -191,12 +202,7 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 			     change_fields(&fields, s, dec, &before, &dec->targets),
 			     "targets %s -> %s; %s; %s", old, new, obs, dec->reason);
 	d->changes++;
-	sd_event_now(d->env.event, CLOCK_MONOTONIC, &now);
-	d->settle = sd_event_source_disable_unref(d->settle);
-	if (sd_event_add_time(d->env.event, &d->settle, CLOCK_MONOTONIC,
-			      now + d->env.o->settle_ns / 1000, 1000,
-			      on_settled, d) < 0)
-		log_dev_warning(d->dev.name, "failed to arm the settle timer");
+	device_arm_settle(d);
 	remember_targets(d, &dec->targets);
 	if (cb->targets_changed)
 		cb->targets_changed(d, &before, &dec->targets, dec->reason, cb->userdata);
@@ -212,7 +218,7 @@ void device_step(struct device *d)
 	struct ctl_sample s;
 	bool changed = false;
 
-	refresh_scheduler(d);
+	device_refresh_scheduler(d);
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
 	w.kyber = strcmp(d->scheduler, "kyber") == 0;
@@ -226,9 +232,13 @@ void device_step(struct device *d)
 	memset(&d->last, 0, sizeof(d->last));
 	if (!d->paused && !check_override(d)) {
 		ctl_sample_from_interval(d->ms.iv, &s);
-		controller_decide(d->ctl, &s, &d->written, &d->last);
-		changed = apply(d, &s, &d->last);
-		set_state(d, d->last.state, d->last.reason);
+		if (d->sched.run == SCHED_RUN_KYBER) {
+			controller_decide(d->ctl, &s, &d->written, &d->last);
+			changed = apply(d, &s, &d->last);
+		} else
+			controller_observe(d->ctl, &s, &d->last);
+		device_set_state(d, d->last.state, d->last.reason);
+		changed |= device_sched_step(d, &s);
 		if (d->last.goal_known && !d->last.goal_met && cb->goal_violated)
 			cb->goal_violated(d, d->last.metric_ns, d->goal.read_ns, cb->userdata);
 	}
@@ -342,11 +352,12 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 	r = save_original(d, error);
 	if (r < 0)
 		goto fail;
-	r = start_kyber(d, error);
-	refresh_scheduler(d);
+	sched_choice_init(&d->sched, &d->goal, d->original.was_kyber, o->switch_scheduler);
+	r = d->sched.run == SCHED_RUN_KYBER ? start_kyber(d, error) : 0;
+	device_refresh_scheduler(d);
 	if (r < 0)
 		goto fail;
-	r = kyber_sysfs_read_targets(o->sysroot, d->dev.name, &d->written);
+	r = d->sched.run == SCHED_RUN_KYBER ? kyber_sysfs_read_targets(o->sysroot, d->dev.name, &d->written) : 0;
 	if (r < 0) {
 		error_setf(error, r, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
 		goto fail;
@@ -358,9 +369,14 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 		goto fail;
 	}
 	if (g->mode == GOAL_MODE_ADVISE)
-		set_state(d, CTL_ADVISE, "mode=advise: decisions are reported, nothing is written");
+		device_set_state(d, CTL_ADVISE, "mode=advise: decisions are reported, nothing is written");
 	format_targets(tg, sizeof(tg), &d->written);
-	log_dev_info(d->dev.name, "tuning toward %s (targets now %s)", goal_format(g, goal, sizeof(goal)), tg);
+	if (d->sched.run == SCHED_RUN_KYBER)
+		log_dev_info(d->dev.name, "tuning toward %s (targets now %s)", goal_format(g, goal, sizeof(goal)),
+			     tg);
+	else
+		log_dev_info(d->dev.name, "tuning toward %s, on %s while Kyber buys nothing",
+			     goal_format(g, goal, sizeof(goal)), d->scheduler);
 	*ret = d;
 	return 0;
 fail:
@@ -396,7 +412,7 @@ static void restore(struct device *d)
 		return;
 	}
 	r = kyber_sysfs_restore(d->env.o->sysroot, d->dev.name, &d->original);
-	refresh_scheduler(d);
+	device_refresh_scheduler(d);
 	if (r < 0)
 		log_dev_error_errno(d->dev.name, r, "failed to restore scheduler %s: %m", d->original.scheduler);
 	else
@@ -423,14 +439,16 @@ void device_set_goal(struct device *d, const struct goal *g, enum goal_source so
 	d->source = source;
 	d->goal = *g;
 	controller_init(d->ctl, g);
-	set_state(d, g->mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "new goal");
+	device_set_state(d, g->mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "new goal");
 	log_dev_info(d->dev.name, "goal now %s", goal_format(g, goal, sizeof(goal)));
+	if (!d->paused && !d->overridden)
+		(void)device_sched_adopt(d, NULL);	/* a failed switch is logged */
 }
 
 void device_pause(struct device *d)
 {
 	d->paused = true;
-	set_state(d, CTL_PAUSED, "paused by request");
+	device_set_state(d, CTL_PAUSED, "paused by request");
 }
 
 int device_resume(struct device *d)
@@ -442,21 +460,20 @@ int device_resume(struct device *d)
 	r = kyber_sysfs_read_scheduler(d->env.o->sysroot, d->dev.name, &si);
 	if (r < 0)
 		return r;
-	if (strcmp(si.current, "kyber") != 0) {
-		if (!d->env.o->switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE)
-			return -EINVAL;
-		r = kyber_sysfs_set_scheduler(d->env.o->sysroot, d->dev.name, "kyber");
-		refresh_scheduler(d);
+	if (strcmp(si.current, "kyber") != 0 && (!d->env.o->switch_scheduler || d->goal.mode == GOAL_MODE_ADVISE))
+		return -EINVAL;
+	r = device_sched_adopt(d, NULL);
+	if (r < 0)
+		return r;
+	/* Take whatever is there now as the starting point. */
+	if (d->sched.run == SCHED_RUN_KYBER) {
+		r = kyber_sysfs_read_targets(d->env.o->sysroot, d->dev.name, &d->written);
 		if (r < 0)
 			return r;
 	}
-	/* Take whatever is there now as the starting point. */
-	r = kyber_sysfs_read_targets(d->env.o->sysroot, d->dev.name, &d->written);
-	if (r < 0)
-		return r;
 	d->overridden = d->paused = false;
 	controller_relearn(d->ctl);
-	set_state(d, d->goal.mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "resumed");
+	device_set_state(d, d->goal.mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "resumed");
 	return 0;
 }
 
@@ -466,13 +483,13 @@ int device_reset(struct device *d)
 
 	d->overridden = false;
 	r = kyber_sysfs_restore(d->env.o->sysroot, d->dev.name, &d->original);
-	refresh_scheduler(d);
+	device_refresh_scheduler(d);
 	if (r < 0)
 		return r;
 	/* Back on the originals: tuning again starts from Kyber afresh. */
 	controller_init(d->ctl, &d->goal);
 	d->paused = true;
-	set_state(d, CTL_PAUSED, "reset: original scheduler and targets restored");
+	device_set_state(d, CTL_PAUSED, "reset: original scheduler and targets restored");
 	return 0;
 }
 

@@ -68,6 +68,8 @@ struct device_status {
 	const char *name;
 	const char *id;			/* stable id (WWID, serial+model, or the name) */
 	char scheduler[SCHED_NAME_MAX];
+	const char *scheduler_reason;	/* why it runs that one (scheduler=auto) */
+	uint64_t scheduler_switches;
 	char goal[GOAL_TEXT_MAX];
 	enum ctl_state state;
 	const char *reason;

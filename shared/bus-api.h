@@ -32,6 +32,8 @@
 	X(NAME, "Name", "s", CONST, name)						\
 	X(ID, "Id", "s", CONST, id)							\
 	X(SCHEDULER, "Scheduler", "s", CHANGE, scheduler)				\
+	X(SCHEDULER_REASON, "SchedulerReason", "s", CHANGE, scheduler_reason)		\
+	X(SCHEDULER_SWITCHES, "SchedulerSwitches", "t", CHANGE, scheduler_switches)	\
 	X(GOAL, "Goal", "s", CHANGE, goal)						\
 	X(STATE, "State", "s", CHANGE, state)						\
 	X(REASON, "Reason", "s", CHANGE, reason)					\

@@ -18,6 +18,11 @@ static const char *const mode_names[_GOAL_MODE_MAX] = {
 	[GOAL_MODE_ADVISE] = "advise",
 };
 
+static const char *const scheduler_names[_GOAL_SCHEDULER_MAX] = {
+	[GOAL_SCHEDULER_KYBER] = "kyber",
+	[GOAL_SCHEDULER_AUTO] = "auto",
+};
+
 static const struct {
 	const char *name;
 	double pct;
@@ -30,13 +35,31 @@ const char *goal_mode_to_string(enum goal_mode m)
 	return (unsigned)m < _GOAL_MODE_MAX ? mode_names[m] : "?";
 }
 
+const char *goal_scheduler_to_string(enum goal_scheduler s)
+{
+	return (unsigned)s < _GOAL_SCHEDULER_MAX ? scheduler_names[s] : "?";
+}
+
+/* The index of value in names[n], or -1. */
+static int lookup(const char *const *names, int n, const char *value)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(value, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 static int fail(sd_bus_error *error, const char *token, const char *why)
 {
 	return error_setf(error, -EINVAL, "Invalid goal token '%.*s': %s", TOKEN_MAX, token, why);
 }
 
-static int parse_token(const char *tok, struct goal *g, bool *seen_mode, bool *seen_floor,
-		       sd_bus_error *error)
+/* Keys that may be given once each. */
+struct seen {
+	bool mode, floor, scheduler;
+};
+
+static int parse_token(const char *tok, struct goal *g, struct seen *seen, sd_bus_error *error)
 {
 	const char *eq = strchr(tok, '='), *value;
 	char key[TOKEN_MAX];
@@ -74,33 +97,39 @@ static int parse_token(const char *tok, struct goal *g, bool *seen_mode, bool *s
 	} else if (strcmp(key, "write-iops-min") == 0) {
 		uint64_t v;
 
-		if (*seen_floor)
+		if (seen->floor)
 			return fail(error, tok, "given twice");
 		if (parse_count_si(value, &v) < 0 || v == 0 || v > GOAL_IOPS_MAX)
 			return fail(error, tok, "expected a positive count, e.g. 20k");
 		g->write_iops_min = v;
-		*seen_floor = true;
+		seen->floor = true;
 	} else if (strcmp(key, "mode") == 0) {
-		int m;
+		int m = lookup(mode_names, _GOAL_MODE_MAX, value);
 
-		if (*seen_mode)
+		if (seen->mode)
 			return fail(error, tok, "given twice");
-		for (m = 0; m < _GOAL_MODE_MAX; m++)
-			if (strcmp(value, mode_names[m]) == 0)
-				break;
-		if (m == _GOAL_MODE_MAX)
+		if (m < 0)
 			return fail(error, tok, "unknown mode (use latency, balanced, throughput or advise)");
 		g->mode = (enum goal_mode)m;
-		*seen_mode = true;
+		seen->mode = true;
+	} else if (strcmp(key, "scheduler") == 0) {
+		int sc = lookup(scheduler_names, _GOAL_SCHEDULER_MAX, value);
+
+		if (seen->scheduler)
+			return fail(error, tok, "given twice");
+		if (sc < 0)
+			return fail(error, tok, "unknown scheduler policy (use kyber or auto)");
+		g->scheduler = (enum goal_scheduler)sc;
+		seen->scheduler = true;
 	} else
-		return fail(error, tok, "unknown key (use read-pNN, write-iops-min or mode)");
+		return fail(error, tok, "unknown key (use read-pNN, write-iops-min, mode or scheduler)");
 	return 0;
 }
 
 int goal_parse(const char *text, struct goal *out, sd_bus_error *error)
 {
 	struct goal g = { .mode = GOAL_MODE_LATENCY };
-	bool seen_mode = false, seen_floor = false;
+	struct seen seen = {};
 	const char *p = text;
 	int r;
 
@@ -121,7 +150,7 @@ int goal_parse(const char *text, struct goal *out, sd_bus_error *error)
 		for (size_t i = 0; i < n; i++)
 			if ((unsigned char)tok[i] < 0x20 || (unsigned char)tok[i] == 0x7f)
 				return error_setf(error, -EINVAL, "Invalid goal: control character in a token");
-		r = parse_token(tok, &g, &seen_mode, &seen_floor, error);
+		r = parse_token(tok, &g, &seen, error);
 		if (r < 0)
 			return r;
 		p += n;
@@ -159,12 +188,16 @@ char *goal_format(const struct goal *g, char *buf, size_t n)
 	if (g->write_iops_min)
 		used += (size_t)snprintf(buf + used, n - MIN(used, n), "write-iops-min=%" PRIu64 " ",
 					 g->write_iops_min);
-	snprintf(buf + MIN(used, n - 1), n - MIN(used, n - 1), "mode=%s", goal_mode_to_string(g->mode));
+	used += (size_t)snprintf(buf + MIN(used, n - 1), n - MIN(used, n - 1), "mode=%s",
+				 goal_mode_to_string(g->mode));
+	if (g->scheduler != GOAL_SCHEDULER_KYBER)
+		snprintf(buf + MIN(used, n - 1), n - MIN(used, n - 1), " scheduler=%s",
+			 goal_scheduler_to_string(g->scheduler));
 	return buf;
 }
 
 bool goal_equal(const struct goal *a, const struct goal *b)
 {
 	return a->has_read == b->has_read && a->read_pct == b->read_pct && a->read_ns == b->read_ns &&
-	       a->write_iops_min == b->write_iops_min && a->mode == b->mode;
+	       a->write_iops_min == b->write_iops_min && a->mode == b->mode && a->scheduler == b->scheduler;
 }

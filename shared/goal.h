@@ -3,6 +3,7 @@
  * The goal grammar, the same everywhere (config, CLI, D-Bus):
  *
  *   read-pNN=DURATION  [write-iops-min=COUNT]  [mode=latency|balanced|throughput|advise]
+ *   [scheduler=kyber|auto]
  *
  * tokens separated by blanks or commas; NN is 50, 90, 95, 99 or 99.9;
  * DURATION has a unit (ns, us, ms, s); COUNT takes k/M/G. The read goal is
@@ -23,12 +24,20 @@ enum goal_mode {
 	_GOAL_MODE_MAX,
 };
 
+/* Which scheduler the device runs. */
+enum goal_scheduler {
+	GOAL_SCHEDULER_KYBER,	/* Kyber always (the default) */
+	GOAL_SCHEDULER_AUTO,	/* its original scheduler where Kyber buys nothing (ctl-sched.h) */
+	_GOAL_SCHEDULER_MAX,
+};
+
 struct goal {
 	bool has_read;
 	double read_pct;		/* 50, 90, 95, 99, 99.9 */
 	uint64_t read_ns;
 	uint64_t write_iops_min;	/* 0: no floor */
 	enum goal_mode mode;
+	enum goal_scheduler scheduler;
 };
 
 #define GOAL_LATENCY_MIN_NS 1000ULL		/* 1 us */
@@ -38,8 +47,10 @@ struct goal {
 
 /* -EINVAL on a malformed goal, with a sentence naming the bad token in error (error.h). */
 int goal_parse(const char *text, struct goal *out, sd_bus_error *error);
-/* Canonical text, parseable again: "read-p99=2ms write-iops-min=20000 mode=latency". */
+/* Canonical text, parseable again: "read-p99=2ms write-iops-min=20000 mode=latency"
+ * (and " scheduler=auto" when not the default). */
 char *goal_format(const struct goal *g, char *buf, size_t n);
 const char *goal_mode_to_string(enum goal_mode m);
+const char *goal_scheduler_to_string(enum goal_scheduler s);
 /* The same goal (field by field; padding aside). */
 bool goal_equal(const struct goal *a, const struct goal *b);

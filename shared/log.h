@@ -54,6 +54,7 @@ int log_internalv(int level, int error, const struct log_meta *meta, const char 
 #define LOG_MESSAGE_STATE_CHANGED	"6b314ed4989842c39b13146eedd21eec"
 #define LOG_MESSAGE_OVERRIDDEN		"9bb48ed0348d4785b065791c265e9d32"
 #define LOG_MESSAGE_RESTORED		"1674a13f0db943dcb4434d0650ffd7ae"
+#define LOG_MESSAGE_SCHEDULER_CHANGED	"2e8ca75b47474f15b9395f3ae61c722c"
 
 #define log_error(...)		log_internal(LOG_LEVEL_ERR, 0, __VA_ARGS__)
 #define log_warning(...)	log_internal(LOG_LEVEL_WARNING, 0, __VA_ARGS__)

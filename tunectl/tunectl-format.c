@@ -260,6 +260,13 @@ void tf_status_print(FILE *f, const struct tf_status *s, bool utf8)
 				dur(b, sizeof(b), s->original_write_target_ns));
 		fputc(')', f);
 	}
+	if (s->scheduler_reason && *s->scheduler_reason) {
+		fprintf(f, "\n%12s: ", "");
+		put_text(f, s->scheduler_reason);
+		if (s->scheduler_switches)
+			fprintf(f, " (%" PRIu64 " switch%s)", s->scheduler_switches,
+				s->scheduler_switches == 1 ? "" : "es");
+	}
 	fprintf(f, "\n%12s: read %s, write %s (%" PRIu64 " change%s)\n", "Targets",
 		dur(a, sizeof(a), s->read_target_ns), dur(b, sizeof(b), s->write_target_ns), s->changes,
 		s->changes == 1 ? "" : "s");
@@ -279,6 +286,8 @@ int tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns)
 	tf_json_str(&j, "device", s->name);
 	tf_json_str(&j, "id", s->id);
 	tf_json_str(&j, "scheduler", s->scheduler);
+	tf_json_str(&j, "scheduler_reason", s->scheduler_reason);
+	tf_json_u64(&j, "scheduler_switches", s->scheduler_switches);
 	tf_json_str(&j, "goal", s->goal);
 	tf_json_str(&j, "state", s->state);
 	tf_json_str(&j, "reason", s->reason);

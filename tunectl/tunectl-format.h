@@ -46,6 +46,8 @@ void tf_json_null(struct tf_json *j, const char *key);
 
 struct tf_status {
 	const char *name, *id, *scheduler, *goal, *state, *reason;
+	const char *scheduler_reason;	/* why the device runs that scheduler */
+	uint64_t scheduler_switches;	/* switches made by scheduler=auto */
 	uint64_t read_target_ns, write_target_ns;
 	const char *original_scheduler;
 	uint64_t original_read_target_ns, original_write_target_ns;	/* 0: was not Kyber */

@@ -50,19 +50,14 @@ void controller_relearn(struct controller *c)
 	ctl_regime_forget(&c->regime);
 	ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
-	c->protecting = false;
-	c->level = 0;
-	c->last_move = 0;
+	c->protecting = c->infeasible = c->floor_bound = c->decided = false;
+	c->level = c->last_move = 0;
 	c->read_scale = 1.0;
 	c->lower_step = 1;
-	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
-	c->infeasible = false;
-	c->since_write = 0;
+	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = 0;
 	c->prev_write_depth = 0;
 	c->prev_write_iops = 0;
 	c->floor_cap = -1;
-	c->floor_bound = false;
-	c->decided = false;
 	c->last_state = CTL_LEARNING;
 }
 
@@ -563,21 +558,37 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->state = CTL_INFEASIBLE;
 }
 
+/* No feedback from a plant we do not drive: the law decides on a copy;
+ * only what was observed (the read metric, the workload) is kept. */
+static void decide_on_copy(struct controller *c, const struct ctl_sample *s,
+			   const struct kyber_targets *cur, struct ctl_decision *d)
+{
+	struct controller copy = *c;
+
+	copy.goal.mode = GOAL_MODE_LATENCY;
+	decide(&copy, s, cur, d);
+	c->metric = copy.metric;
+	c->regime = copy.regime;
+	(void)ctl_settle_write(cur, &d->targets);
+	d->write = false;
+}
+
+void controller_observe(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
+{
+	const struct kyber_targets open = { KYBER_TARGET_MAX_NS, KYBER_TARGET_MAX_NS };
+
+	memset(d, 0, sizeof(*d));
+	decide_on_copy(c, s, &open, d);
+	d->targets = open;
+	d->state = CTL_HOLDING;
+}
+
 void controller_decide(struct controller *c, const struct ctl_sample *s,
 		       const struct kyber_targets *cur, struct ctl_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	if (c->goal.mode == GOAL_MODE_ADVISE) {
-		/* No feedback from a plant we never touch: the law decides on a
-		 * copy; only what was observed is kept. */
-		struct controller copy = *c;
-
-		copy.goal.mode = GOAL_MODE_LATENCY;
-		decide(&copy, s, cur, d);
-		c->metric = copy.metric;
-		c->regime = copy.regime;
-		(void)ctl_settle_write(cur, &d->targets);
-		d->write = false;
+		decide_on_copy(c, s, cur, d);
 		d->state = CTL_ADVISE;
 		return;
 	}

@@ -124,6 +124,13 @@ void controller_relearn(struct controller *c);
 void controller_decide(struct controller *c, const struct ctl_sample *s,
 		       const struct kyber_targets *cur, struct ctl_decision *d);
 
+/*
+ * The device runs another scheduler (ctl-sched.h): judge the read goal
+ * and learn the workload, decide nothing (d->write false, state holding).
+ * The law's state stays where it was.
+ */
+void controller_observe(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d);
+
 /* Samples needed in a window to estimate percentile pct (5 beyond it). */
 uint64_t controller_samples_needed(double pct);
 

@@ -179,3 +179,28 @@
 /* Intervals after throttling stops before the reads count against O-8:
  * while the writes grow back, reads see a burst. */
 #define CTL_O8_SETTLE 2
+
+/*
+ * The scheduler choice (ctl-sched.c, scheduler=auto). Switching the
+ * scheduler freezes the queue and drains it, and Kyber starts over from
+ * its default targets, so a switch must be worth keeping.
+ */
+/* Settled intervals in a row with the goal missed while writes run,
+ * before Kyber is started: one noisy second does not switch, and the
+ * switch still comes within the 5 s a goal has to be met in. */
+#define SCHED_MISSES_TO_KYBER 2
+/* Intervals in a row in which Kyber bought nothing (writes not throttled,
+ * or none, and the goal held with margin) before it is left: longer than
+ * a workload that alternates every 10 s stays in one phase. */
+#define SCHED_IDLE_TO_LEAVE 20
+/* x goal: "with margin". On Kyber with writes free the reads see what they
+ * would see on the original scheduler, give or take the noise of a
+ * one-second percentile (+-10%, CTL_NOISE_HI); this leaves twice that. */
+#define SCHED_LEAVE_RISK 0.8
+/* Intervals a scheduler is kept after a switch at least: at most four
+ * switches a minute. */
+#define SCHED_HOLD_MIN 15
+/* A switch back within this many intervals of the last one is a flap:
+ * the hold doubles, up to SCHED_HOLD_MAX; a stay this long resets it. */
+#define SCHED_FLAP_WINDOW 60
+#define SCHED_HOLD_MAX 600

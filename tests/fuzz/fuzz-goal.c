@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (g.has_read && (g.read_ns < GOAL_LATENCY_MIN_NS || g.read_ns > GOAL_LATENCY_MAX_NS))
 		abort();
-	if (g.write_iops_min > GOAL_IOPS_MAX || (unsigned)g.mode >= _GOAL_MODE_MAX)
+	if (g.write_iops_min > GOAL_IOPS_MAX || (unsigned)g.mode >= _GOAL_MODE_MAX ||
+	    (unsigned)g.scheduler >= _GOAL_SCHEDULER_MAX)
 		abort();
 	goal_format(&g, text, sizeof(text));
 	if (goal_parse(text, &again, NULL) < 0)
@@ -47,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Field by field: padding bytes are not part of the value. */
 	if (again.has_read != g.has_read || again.read_ns != g.read_ns ||
 	    (g.has_read && again.read_pct != g.read_pct) ||
-	    again.write_iops_min != g.write_iops_min || again.mode != g.mode)
+	    again.write_iops_min != g.write_iops_min || again.mode != g.mode ||
+	    again.scheduler != g.scheduler)
 		abort();
 	return 0;
 }

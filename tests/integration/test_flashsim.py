@@ -125,6 +125,11 @@ def test_flash_kyber_helps_reads(make_dev):
 
 
 # ------------------------------------------------------------------ 4
+# x R1's P99 alone: what the host path adds under W64 on this 2-CPU VM
+# (2.4x measured at 0% steal), with margin; a model interference is 10x+.
+OPTANE_HOST_FACTOR = 4
+
+
 def test_optane_no_interference(make_dev):
     """Reads never wait for writes inside the optane model.
 
@@ -134,10 +139,15 @@ def test_optane_no_interference(make_dev):
     16K write IOPS, 50 ms at 4K). That is the host's interference, which
     Kyber exists to fix, not the device's; W256 is measured and printed too.
 
-    The model runs in this VM's CPUs, and a 2x bound on a ~40 us P99 does
-    not survive the host taking them: a pair of runs in which the host stole
+    The model runs in this VM's CPUs: a pair of runs in which the host stole
     more than 5% of the CPUs (tests/lib/hoststeal.py) is measured again (3
-    tries; skipped if none was undisturbed).
+    tries; skipped if none was undisturbed). Even undisturbed, the FUSE
+    daemon serving 16K writes a second takes CPU time from the reader's
+    completions: R1's P99 grew 2.4x under W64 at 0% steal (132 -> 313 us),
+    so the bound is OPTANE_HOST_FACTOR. Reads that waited for writes in the
+    model would grow it 10x and more (flash: behind programs of 500 us and
+    more on 40-100 us reads). That the model itself never makes a read wait
+    is checked exactly in test-flashsim-model (test_optane_reads_independent).
     """
     dev = make_dev("optane")
     for attempt in range(3):
@@ -161,7 +171,7 @@ def test_optane_no_interference(make_dev):
           f"under W256 {us(mixed256)}: x{mixed256 / alone:.2f}")
     # The writer did write hard enough to matter.
     assert res["w64"].write_iops > 5000
-    assert mixed <= 2 * alone
+    assert mixed <= OPTANE_HOST_FACTOR * alone
 
 
 # ------------------------------------------------------------------ 4b

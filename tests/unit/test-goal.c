@@ -29,6 +29,9 @@ static void test_good(void **state)
 		{ "mode=throughput", "mode=throughput" },
 		{ "read-p95=250us mode=balanced", "read-p95=250us mode=balanced" },
 		{ "read-p90=10us\twrite-iops-min=1.5M", "read-p90=10us write-iops-min=1500000 mode=latency" },
+		{ "scheduler=auto read-p99=1ms", "read-p99=1ms mode=latency scheduler=auto" },
+		{ "read-p99=1ms scheduler=kyber", "read-p99=1ms mode=latency" },
+		{ "mode=throughput scheduler=auto", "mode=throughput scheduler=auto" },
 	};
 	char buf[GOAL_TEXT_MAX];
 	struct goal g, again;
@@ -51,6 +54,8 @@ static void test_good(void **state)
 	assert_false(goal_equal(&g, &again));
 	assert_int_equal(goal_parse("read-p99=100us mode=advise", &again, NULL), 0);
 	assert_false(goal_equal(&g, &again));
+	assert_int_equal(goal_parse("read-p99=100us scheduler=auto", &again, NULL), 0);
+	assert_false(goal_equal(&g, &again));
 }
 
 static void test_bad_names_the_token(void **state)
@@ -69,6 +74,8 @@ static void test_bad_names_the_token(void **state)
 		{ "read-p99=1ms write-iops-min=lots", "write-iops-min=lots", "positive count" },
 		{ "read-p99=1ms write-iops-min=0", "write-iops-min=0", "positive count" },
 		{ "read-p99=1ms bogus=1", "bogus=1", "unknown key" },
+		{ "read-p99=1ms scheduler=bfq", "scheduler=bfq", "unknown scheduler policy" },
+		{ "read-p99=1ms scheduler=auto scheduler=kyber", "scheduler=kyber", "given twice" },
 		{ "read-p99", "read-p99", "KEY=VALUE" },
 		{ "=1ms", "=1ms", "KEY=VALUE" },
 		{ "read-p99=", "read-p99=", "KEY=VALUE" },

@@ -19,11 +19,12 @@ struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_t
 
 	assert_non_null(l);
 	assert_int_equal(sim_new(&l->sim, p), 0);
-	sim_set_kyber(l->sim, true);
 	sim_set_workload(l->sim, read_qd, write_qd);
 	if (goal_parse(goal_text, &g, &error) < 0)
 		fail_msg("goal %s: %s", goal_text, error.message);
 	controller_init(&l->ctl, &g);
+	sched_choice_init(&l->sched, &g, false, true);
+	sim_set_kyber(l->sim, l->sched.run == SCHED_RUN_KYBER);
 	l->interval_ns = SEC;
 	l->settle_ns = 300 * MSEC;
 	l->trace = getenv("KT_TEST_TRACE") != NULL;
@@ -58,6 +59,35 @@ static void run_part(struct tuner_loop *l, uint64_t ns, struct ctl_sample *s, do
 	*writes += (double)s->write.completed;
 }
 
+/* The scheduler choice after the controller, as daemon/device-sched.c runs it. */
+static void step_scheduler(struct tuner_loop *l)
+{
+	struct sched_input in = {
+		.goal_known = l->d.goal_known, .goal_met = l->d.goal_met, .metric_ns = l->d.metric_ns,
+		.writes = l->s.write.iops >= CTL_WRITES_ACTIVE_IOPS,
+		.writes_free = l->s.write.kyber_depth == 0 || l->s.write.kyber_depth >= KYBER_WRITE_DEPTH_CAP,
+	};
+
+	switch (sched_choice_step(&l->sched, &in)) {
+	case SCHED_TO_KYBER:
+		sim_set_kyber(l->sim, true);	/* default targets, full depths */
+		sched_choice_switched(&l->sched, SCHED_RUN_KYBER);
+		break;
+	case SCHED_TO_ORIGINAL:
+		sim_set_kyber(l->sim, false);
+		controller_relearn(&l->ctl);	/* the law's state was Kyber's */
+		sched_choice_switched(&l->sched, SCHED_RUN_ORIGINAL);
+		break;
+	case SCHED_STAY:
+		return;
+	}
+	l->switches++;
+	l->changed_last = true;
+	if (l->trace)
+		print_message("  t=%us scheduler -> %s: %s\n", l->windows + 1,
+			      sched_run_to_string(l->sched.run), l->sched.reason);
+}
+
 void tuner_loop_step(struct tuner_loop *l)
 {
 	static hist_t input;
@@ -75,14 +105,18 @@ void tuner_loop_step(struct tuner_loop *l)
 	memcpy(input, s.read_total_hist, sizeof(input));
 	s.read_total_hist = input;
 	l->s = s;
-	sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
-	controller_decide(&l->ctl, &l->s, &cur, &l->d);
+	if (l->sched.run == SCHED_RUN_KYBER) {
+		sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
+		controller_decide(&l->ctl, &l->s, &cur, &l->d);
+	} else
+		controller_observe(&l->ctl, &l->s, &l->d);
 	l->changed_last = l->d.write;
 	if (l->d.write) {
 		check_written(&l->s, &l->d.targets);
 		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
 		l->changes++;
 	}
+	step_scheduler(l);
 	l->windows++;
 	l->read_iops = reads * (double)SEC / (double)l->interval_ns;
 	l->write_iops = writes * (double)SEC / (double)l->interval_ns;

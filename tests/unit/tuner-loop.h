@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "controller.h"
+#include "ctl-sched.h"
 #include "hist.h"
 #include "kyber-sim.h"
 
@@ -25,6 +26,8 @@
 struct tuner_loop {
 	struct sim *sim;
 	struct controller ctl;
+	struct sched_choice sched;	/* which scheduler the plant runs (goal's scheduler=) */
+	unsigned switches;		/* scheduler switches */
 	uint64_t interval_ns, settle_ns;
 	bool changed_last;
 	unsigned changes;		/* target writes */
@@ -37,8 +40,8 @@ struct tuner_loop {
 	bool trace;			/* KT_TEST_TRACE set: one line per step */
 };
 
-/* A fresh plant on Kyber with default targets and the controller with
- * goal_text. Fails the test on any error. */
+/* A fresh plant with the controller with goal_text, on Kyber with default
+ * targets (or on none under scheduler=auto). Fails the test on any error. */
 struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_text,
 				  unsigned read_qd, unsigned write_qd);
 void tuner_loop_free(struct tuner_loop *l);

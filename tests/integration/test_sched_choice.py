@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""scheduler=auto on the real kernel (issue 13): the device stays on its
+original scheduler where the goal holds there or there is no read goal,
+and moves to Kyber where the goal is missed while writes run. The
+decision's bounds (how fast, how often) are the simulator's
+(tests/unit/test-ctl-sched.c); here the properties hold with wide margins:
+a goal four times what none gives, a goal six times below it.
+"""
+
+import signal
+
+from tests.lib import fio
+from tests.lib.daemon import json_lines
+
+# x scheduler none's read P99 measured just before: a goal none meets
+# with room for this host's noise (one-second P99s vary by 2x here).
+EASY_GOAL_FACTOR = 4
+TUNED_S = 20
+
+
+def run_tuned(daemon_factory, dev, goal, jobs, runtime_s=TUNED_S):
+    d = daemon_factory(["--foreground", "--goal", f"{dev.name}:{goal}", "--json", "--interval", "1s"])
+    assert d.ready(), d.stderr()
+    fio.run(dev.path, jobs, runtime_s=runtime_s, ramp_s=0)
+    rc = d.stop(signal.SIGTERM)
+    out = d.communicate()
+    assert rc == 0, d.stderr()
+    lines = json_lines(out)
+    for l in lines:
+        print(f"  {l['scheduler']:6} {l['tuner']['state']:10} {l['tuner']['reason']}")
+    assert len(lines) >= runtime_s // 2, d.stderr()
+    return lines, d.stderr()
+
+
+def test_stays_where_none_meets_the_goal(daemon_factory, device_factory):
+    """R1+W256 on a loop over /dev/shm, goal four times none's read P99:
+    never Kyber."""
+    dev = device_factory("shm")
+    with fio.io_lock():
+        none_p99 = fio.run(dev.path, fio.pair(), runtime_s=5, ramp_s=1)["r"].read_clat_ns[99.0]
+        goal_us = max(1, round(EASY_GOAL_FACTOR * none_p99 / 1e3))
+        lines, err = run_tuned(daemon_factory, dev, f"read-p99={goal_us}us scheduler=auto", fio.pair())
+    assert all(l["scheduler"] == "none" for l in lines), err
+    assert "-> kyber" not in err, err
+    assert dev.scheduler() == "none"
+
+
+def test_throughput_mode_stays_off_kyber(daemon_factory, device_factory):
+    """No read goal (mode=throughput), R256+W1: nothing for Kyber to protect."""
+    dev = device_factory("shm")
+    with fio.io_lock():
+        lines, err = run_tuned(daemon_factory, dev, "mode=throughput scheduler=auto",
+                               fio.pair(read_qd=256, write_qd=1))
+    assert all(l["scheduler"] == "none" for l in lines), err
+    assert all(l["tuner"]["state"] == "holding" for l in lines[1:]), err
+
+
+def test_switches_where_kyber_is_needed(daemon_factory, device_factory):
+    """flashsim flash, R1+W256, goal 2 ms (none gives 10-15 ms): Kyber,
+    the switch logged with its evidence, the original back on exit."""
+    dev = device_factory("flashsim", profile="flash")
+    with fio.io_lock():
+        lines, err = run_tuned(daemon_factory, dev, "read-p99=2ms scheduler=auto", fio.pair())
+    on_kyber = [i for i, l in enumerate(lines) if l["scheduler"] == "kyber"]
+    assert on_kyber and on_kyber[0] <= 10, err
+    assert "scheduler none -> kyber (the switch took" in err, err
+    assert "with writes running" in err, err
+    assert dev.scheduler() == "none"

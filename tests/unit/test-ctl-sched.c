@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests: the scheduler choice (daemon/controller/ctl-sched.c), its
+ * rules on their own and closed-loop with the controller against the
+ * simulated plant (none or Kyber, tools/kyber-sim/).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "macro.h"
+#include "tuner-loop.h"
+
+static struct goal goal_of(const char *text)
+{
+	struct goal g;
+
+	assert_int_equal(goal_parse(text, &g, NULL), 0);
+	return g;
+}
+
+static const struct sched_input missed_with_writes = {
+	.goal_known = true, .goal_met = false, .metric_ns = 4 * MSEC, .writes = true,
+};
+
+static void test_rules(void **state)
+{
+	struct goal g = goal_of("read-p99=2ms scheduler=auto");
+	struct sched_input calm = { .goal_known = true, .goal_met = true, .metric_ns = 1 * MSEC,
+				    .writes = true, .writes_free = true };
+	struct sched_choice c;
+	unsigned n;
+
+	/* Kyber unless told otherwise, and where the operator had it. */
+	sched_choice_init(&c, &(struct goal) { .has_read = true, .read_ns = 2 * MSEC }, false, true);
+	assert_int_equal(c.run, SCHED_RUN_KYBER);
+	assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_STAY);
+	sched_choice_init(&c, &g, true, true);
+	assert_int_equal(c.run, SCHED_RUN_KYBER);
+
+	/* Auto starts on the original; one missed second does not switch, two do. */
+	sched_choice_init(&c, &g, false, true);
+	assert_int_equal(c.run, SCHED_RUN_ORIGINAL);
+	assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_STAY);
+	assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_TO_KYBER);
+	sched_choice_switched(&c, SCHED_RUN_KYBER);
+
+	/* On Kyber: throttled writes are Kyber at work; free writes and reads
+	 * well within the goal for SCHED_IDLE_TO_LEAVE intervals are not. */
+	for (n = 0; n < 100; n++)
+		assert_int_equal(sched_choice_step(&c, &(struct sched_input) {
+			.goal_known = true, .goal_met = true, .metric_ns = 1 * MSEC, .writes = true }),
+			SCHED_STAY);
+	for (n = 1; n < SCHED_IDLE_TO_LEAVE; n++)
+		assert_int_equal(sched_choice_step(&c, &calm), SCHED_STAY);
+	assert_int_equal(sched_choice_step(&c, &calm), SCHED_TO_ORIGINAL);
+	sched_choice_switched(&c, SCHED_RUN_ORIGINAL);
+
+	/* Back to Kyber within the flap window: the hold doubles each time. */
+	for (n = 1; n < SCHED_HOLD_MIN; n++)
+		assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_STAY);
+	assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_TO_KYBER);
+	sched_choice_switched(&c, SCHED_RUN_KYBER);
+	assert_int_equal(c.hold, 2 * SCHED_HOLD_MIN);
+	for (n = 1; n < 2 * SCHED_HOLD_MIN; n++)
+		assert_int_equal(sched_choice_step(&c, &calm), SCHED_STAY);
+	assert_int_equal(sched_choice_step(&c, &calm), SCHED_TO_ORIGINAL);
+	sched_choice_switched(&c, SCHED_RUN_ORIGINAL);
+	assert_int_equal(c.hold, 4 * SCHED_HOLD_MIN);
+
+	/* Reads missing with no writes: Kyber cannot help. */
+	sched_choice_init(&c, &g, false, true);
+	for (n = 0; n < 10; n++)
+		assert_int_equal(sched_choice_step(&c, &(struct sched_input) {
+			.goal_known = true, .metric_ns = 4 * MSEC }), SCHED_STAY);
+	assert_non_null(strstr(c.reason, "cannot help"));
+
+	/* No read goal: nothing for Kyber to protect. */
+	sched_choice_init(&c, &(struct goal) { .mode = GOAL_MODE_THROUGHPUT,
+					       .scheduler = GOAL_SCHEDULER_AUTO }, false, true);
+	assert_int_equal(c.run, SCHED_RUN_ORIGINAL);
+	for (n = 0; n < 10; n++)
+		assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_STAY);
+}
+
+static struct tuner_loop *loop_new(enum sim_profile profile, uint64_t goal_ns, unsigned rqd, unsigned wqd)
+{
+	char text[64];
+	struct sim_params p;
+
+	sim_params_default(&p, profile);
+	p.seed = 42;
+	p.host_jitter_ns = LOOP_HOST_JITTER_NS;
+	snprintf(text, sizeof(text), "read-p99=%lluus scheduler=auto", (unsigned long long)(goal_ns / USEC));
+	return tuner_loop_new(&p, text, rqd, wqd);
+}
+
+static void none_run(enum sim_profile profile, unsigned rqd, unsigned wqd, uint64_t *p99, double *write_iops)
+{
+	struct static_result res;
+	struct sim_params p;
+
+	sim_params_default(&p, profile);
+	p.seed = 42;
+	p.host_jitter_ns = LOOP_HOST_JITTER_NS;
+	static_point(&p, false, 0, 0, rqd, wqd, 99, 5, 20, &res);
+	*p99 = res.p99_ns;
+	*write_iops = res.write_iops;
+}
+
+/* A goal none misses by far: Kyber, within seconds, and the goal met. */
+static void test_flash_needs_kyber(void **state)
+{
+	struct tuner_loop *l = loop_new(SIM_FLASH, 2 * MSEC, 1, 256);
+	unsigned switched_at = 0, late = 0, late_met = 0;
+
+	for (unsigned i = 1; i <= 60; i++) {
+		tuner_loop_step(l);
+		if (!switched_at && l->sched.run == SCHED_RUN_KYBER)
+			switched_at = i;
+		if (i > 10) {
+			late++;
+			late_met += tuner_loop_met(l);
+		}
+	}
+	print_message("flash, goal 2ms: Kyber from %us, %u switch(es), met %u/%u after 10 s, %.0f write IOPS\n",
+		      switched_at, l->switches, late_met, late, l->write_iops);
+	assert_true(switched_at && switched_at <= 3);
+	assert_int_equal(l->switches, 1);
+	assert_true(late_met >= 0.9 * late);
+	tuner_loop_free(l);
+}
+
+/* A goal none meets, on flash and on optane: the device never leaves none,
+ * and the writes run as under none. */
+static void test_none_meets_stays(void **state)
+{
+	static const enum sim_profile profiles[] = { SIM_FLASH, SIM_OPTANE };
+
+	for (size_t k = 0; k < ELEMENTSOF(profiles); k++) {
+		struct tuner_loop *l;
+		double none_iops, write_sum = 0;
+		uint64_t none_p99;
+
+		none_run(profiles[k], 1, 256, &none_p99, &none_iops);
+		l = loop_new(profiles[k], 3 * none_p99, 1, 256);
+		for (unsigned i = 1; i <= 60; i++) {
+			tuner_loop_step(l);
+			write_sum += l->write_iops;
+		}
+		print_message("%s, goal 3x none's P99 (%.0fus): %u switch(es), %.0f write IOPS vs none %.0f\n",
+			      sim_profile_to_string(profiles[k]), 3 * none_p99 / 1e3, l->switches,
+			      write_sum / 60, none_iops);
+		assert_int_equal(l->switches, 0);
+		assert_true(write_sum / 60 >= 0.95 * none_iops);
+		tuner_loop_free(l);
+	}
+}
+
+/*
+ * R1 and R1+W256 alternating every 10 s for 2 minutes, goal 2 ms on flash:
+ * at most 4 switches a minute, and the goal met again within 5 s of the
+ * writes' return in every phase with writes after the first (which holds
+ * the switch: test_flash_needs_kyber judges it). (The share of windows with
+ * writes that meet the goal is printed: each return of the writes costs
+ * the controller 3-4 s, which 10 s phases make a third of them.)
+ */
+static void test_alternating(void **state)
+{
+	struct tuner_loop *l = loop_new(SIM_FLASH, 2 * MSEC, 1, 256);
+	unsigned with_writes = 0, met = 0, phases_late_met = 0;
+
+	for (unsigned i = 1; i <= 120; i++) {
+		bool writes = (i - 1) / 10 % 2 == 0;
+		unsigned in_phase = (i - 1) % 10 + 1;
+
+		if (in_phase == 1) {
+			sim_set_workload(l->sim, 1, writes ? 256 : 0);
+			phases_late_met = 0;
+		}
+		tuner_loop_step(l);
+		if (writes) {
+			with_writes++;
+			met += tuner_loop_met(l);
+			phases_late_met += in_phase > 5 && tuner_loop_met(l);
+			if (in_phase == 10 && i > 10)
+				assert_int_equal(phases_late_met, 5);
+		}
+	}
+	print_message("alternating: %u switches in 2 min, met %u/%u windows with writes\n", l->switches, met,
+		      with_writes);
+	assert_true(l->switches <= 8);
+	tuner_loop_free(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_flash_needs_kyber),
+		cmocka_unit_test(test_none_meets_stays),
+		cmocka_unit_test(test_alternating),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
