@@ -486,6 +486,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	char shift[96] = "", m[DURATION_BUF_MAX];
 	uint64_t metric = 0;
 
+	memset(d, 0, sizeof(*d));
 	d->targets = *cur;
 	d->state = CTL_TRACKING;
 	ctl_levels_tick(&c->levels);
@@ -577,7 +578,6 @@ void controller_observe(struct controller *c, const struct ctl_sample *s, struct
 {
 	const struct kyber_targets open = { KYBER_TARGET_MAX_NS, KYBER_TARGET_MAX_NS };
 
-	memset(d, 0, sizeof(*d));
 	decide_on_copy(c, s, &open, d);
 	d->targets = open;
 	d->state = CTL_HOLDING;
@@ -586,7 +586,6 @@ void controller_observe(struct controller *c, const struct ctl_sample *s, struct
 void controller_decide(struct controller *c, const struct ctl_sample *s,
 		       const struct kyber_targets *cur, struct ctl_decision *d)
 {
-	memset(d, 0, sizeof(*d));
 	if (c->goal.mode == GOAL_MODE_ADVISE) {
 		decide_on_copy(c, s, cur, d);
 		d->state = CTL_ADVISE;

@@ -170,6 +170,11 @@ def shm(device_factory):
     return device_factory("shm", size_mib=256)
 
 
+# x the kernel's mean (allocation -> completion): our mean (issue ->
+# completion) on flash R1 is at least this (test_accuracy_flash_r1).
+FLASH_R1_KERNEL_MEAN_LOW = 0.8
+
+
 def test_accuracy_flash_r1(daemon_factory, flash):
     """QD1 on the flash model: nothing waits outside the block layer but the
     host path, which is small against ~150 us of device time."""
@@ -179,7 +184,13 @@ def test_accuracy_flash_r1(daemon_factory, flash):
     report("flash R1", o, clat, lat, kstat, "read")
     assert_counts(o, ios, kstat, "read")
     assert_within_fio(o, lat)
-    assert_kernel_mean(o, kstat, "read", 0.9)
+    # The kernel's span starts earlier (allocation) and ends later (its
+    # accounting follows the completion tracepoint). With ~110 us of device
+    # time on the Intel host the gap was 12% (109.8 vs 124.3 us, 0% steal),
+    # over the 0.9 that held on the AMD host. FLASH_R1_KERNEL_MEAN_LOW keeps
+    # margin for that and still fails an observer that loses or misplaces
+    # a share of the requests; the upper bound stays tight.
+    assert_kernel_mean(o, kstat, "read", FLASH_R1_KERNEL_MEAN_LOW)
     # No scheduler: nothing is inserted, total is device time.
     assert o["queue"]["count"] == 0
     assert o["total"]["p50_ns"] == o["device"]["p50_ns"]
