@@ -76,12 +76,7 @@ int device_sched_adopt(struct device *d, sd_bus_error *error)
 
 bool device_sched_step(struct device *d, const struct ctl_sample *s)
 {
-	struct sched_input in = {
-		.goal_known = d->last.goal_known, .goal_met = d->last.goal_met,
-		.metric_ns = d->last.metric_ns,
-		.writes = s->write.completed && s->write.iops >= CTL_WRITES_ACTIVE_IOPS,
-		.writes_free = s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP,
-	};
+	struct sched_input in = sched_input_from(&d->last, s);
 	enum sched_action a = sched_choice_step(&d->sched, &in);
 	char reason[256];
 

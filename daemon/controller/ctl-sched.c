@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ctl-internal.h"
 #include "ctl-sched.h"
 #include "ctl-tunables.h"
 #include "macro.h"
@@ -9,6 +10,15 @@
 const char *sched_run_to_string(enum sched_run r)
 {
 	return r == SCHED_RUN_KYBER ? "kyber" : "original";
+}
+
+struct sched_input sched_input_from(const struct ctl_decision *d, const struct ctl_sample *s)
+{
+	return (struct sched_input) {
+		.goal_known = d->goal_known, .goal_met = d->goal_met, .metric_ns = d->metric_ns,
+		.writes = writes_active(s),
+		.writes_free = s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP,
+	};
 }
 
 void sched_choice_init(struct sched_choice *c, const struct goal *g, bool original_is_kyber,

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "controller.h"
 #include "goal.h"
 
 enum sched_run {
@@ -56,6 +57,8 @@ struct sched_choice {
  */
 void sched_choice_init(struct sched_choice *c, const struct goal *g, bool original_is_kyber,
 		       bool may_switch);
+/* The input of one interval: the controller's verdict and the writes it saw. */
+struct sched_input sched_input_from(const struct ctl_decision *d, const struct ctl_sample *s);
 /* One settled interval: stay, or switch (then call sched_choice_switched()). */
 enum sched_action sched_choice_step(struct sched_choice *c, const struct sched_input *in);
 /* The switch was made. */

@@ -62,11 +62,7 @@ static void run_part(struct tuner_loop *l, uint64_t ns, struct ctl_sample *s, do
 /* The scheduler choice after the controller, as daemon/device-sched.c runs it. */
 static void step_scheduler(struct tuner_loop *l)
 {
-	struct sched_input in = {
-		.goal_known = l->d.goal_known, .goal_met = l->d.goal_met, .metric_ns = l->d.metric_ns,
-		.writes = l->s.write.iops >= CTL_WRITES_ACTIVE_IOPS,
-		.writes_free = l->s.write.kyber_depth == 0 || l->s.write.kyber_depth >= KYBER_WRITE_DEPTH_CAP,
-	};
+	struct sched_input in = sched_input_from(&l->d, &l->s);
 
 	switch (sched_choice_step(&l->sched, &in)) {
 	case SCHED_TO_KYBER:
