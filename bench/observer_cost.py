@@ -19,13 +19,15 @@ fio randread, 4 KiB, iodepth 256, io_uring, direct, pinned to CPU 0.
    Once with scheduler none (the test device's default) and once with kyber
    (which adds the insert and Kyber tracepoints). The counts include the
    programs' early exits for other devices' I/O (negligible when idle).
-2. IOPS loss. bpf_stats off (the statistics cost time themselves). Rounds of
-   baseline, kyber-tuned, baseline, biolatency, the order rotated by one each
-   round; each run is R256 with ramp, the tool started (and attached) before
-   fio and stopped after it. Reported: median IOPS and min-max per
+2. IOPS loss, under none and under kyber. bpf_stats off (the statistics cost
+   time themselves). Rounds of baseline, kyber-tuned, baseline, biolatency,
+   the order rotated by one each round; each run is R256 with ramp, the tool
+   started (and attached) before fio and stopped after it. Reported: median IOPS and min-max per
    configuration, loss = 1 - median(with) / median(baseline). A run the
    host disturbed (CPU steal over 5%) is rejected and rerun
    (benchlib.Rounds); every try is listed.
+3. Memory. The per-CPU maps kyber-tuned holds (fdinfo: type, value size,
+   max entries): what they may take per CPU at the default device count.
 
 The results go to stdout and replace the observer-cost section of
 docs/BENCHMARKS.md (--no-write: stdout only). bpf_stats_enabled, the daemons
@@ -64,6 +66,14 @@ SCHEDULERS = ("none", "kyber")
 ROUND = ("baseline", "kyber-tuned", "baseline", "biolatency")
 TARGET_NS_PER_EVENT = 150
 TARGET_LOSS = 0.03
+# Issue 16: half of biolatency's BPF time per I/O under kyber (where Kyber
+# stamps every request), no more than it under none; at most 5% IOPS loss
+# under kyber; at most 256 KiB of per-CPU maps at the default 16 devices.
+TARGET_KYBER_VS_PEER = 0.5
+TARGET_KYBER_LOSS = 0.05
+TARGET_PERCPU_BYTES = 256 * 1024
+DEFAULT_MAX_DEVICES = 16  # kyber-tuned.conf(5) MaxDevices=
+PERCPU_MAP_TYPES = {5: "percpu_hash", 6: "percpu_array", 10: "lru_percpu_hash"}
 DEVICE_MIB = 256
 ATTACH_TIMEOUT_S = 20
 
@@ -154,6 +164,29 @@ def completed_ios(dev):
     return int(fields[0]) + int(fields[4])  # reads + writes completed
 
 
+def percpu_maps(pid):
+    """[(map name, bytes per CPU)] of the per-CPU maps a process holds:
+    every entry it may create, value sizes rounded to 8 as the kernel does."""
+    maps = {}
+    for path in glob.glob(f"/proc/{pid}/fdinfo/*"):
+        try:
+            with open(path) as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if int(fields.get("map_type", -1)) in PERCPU_MAP_TYPES:
+            maps[int(fields["map_id"])] = (int(fields["value_size"]), int(fields["max_entries"]))
+    out = subprocess.run(["bpftool", "-j", "map", "show"], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    names = {m["id"]: m.get("name", "?") for m in json.loads(out)}
+    return [(names.get(i, "?"), (v + 7) // 8 * 8 * n, v, n) for i, (v, n) in sorted(maps.items())]
+
+
+def measure_memory(dev):
+    with run_observer(dev) as pid:
+        return percpu_maps(pid)
+
+
 def tool_programs(tool, pid):
     ids = set(fdinfo_prog_ids(pid))
     if tool != "kyber-tuned":
@@ -199,7 +232,8 @@ def measure_iops(dev, log, rounds, runtime_s, ramp_s):
         print(f"  {name:12} {out['iops']:10.0f} IOPS", file=sys.stderr)
         return out
 
-    runs = log.interleaved([(name, name) for name in ROUND], rounds, one, "IOPS")
+    runs = log.interleaved([(name, name) for name in ROUND], rounds, one,
+                           f"IOPS, scheduler {dev.scheduler()}")
     iops = {name: [r["iops"] for r in rs] for name, rs in runs.items()}
     steal = {name: [r["steal_pct"] for r in rs if "steal_pct" in r] for name, rs in runs.items()}
     return iops, steal
@@ -256,7 +290,37 @@ def per_io_ns(costs, tool, scheduler):
     return sum(p[2] for p in c["progs"]) / max(c["ios"], 1)
 
 
-def target_lines(costs, summary):
+def loss_lines(summary):
+    """IOPS-loss verdicts, per scheduler: against biolatency, and the
+    absolute bounds (the older 3% under none, issue 16's 5% under kyber)."""
+    lines = []
+    for sched, bound in (("none", TARGET_LOSS), ("kyber", TARGET_KYBER_LOSS)):
+        sm = summary[sched]
+        loss, peer_loss = sm["kyber-tuned"][3], sm["biolatency"][3]
+        med, lo, hi, _ = sm["baseline"]
+        lines.append(verdict(loss <= bound, f"≤ {bound * 100:.0f}% IOPS loss ({sched}): "
+                             f"kyber-tuned {loss * 100:.2f}%" +
+                             (f", over by {(loss - bound) * 100:.2f} points" if loss > bound else "")))
+        lines.append(verdict(loss <= peer_loss, f"no more than biolatency, IOPS loss ({sched}): "
+                             f"kyber-tuned {loss * 100:.2f}%, biolatency {peer_loss * 100:.2f}%" +
+                             (f", over by {(loss - peer_loss) * 100:.2f} points" if loss > peer_loss else "")
+                             + f" (the baseline's min–max spread is {(hi - lo) / med * 100:.1f}% of "
+                             "its median: smaller differences are within noise)"))
+    return lines
+
+
+def memory_lines(memory):
+    """The per-CPU maps of `--observe DEV` (sized for its one device) scaled
+    to the daemon's default MaxDevices."""
+    total = sum((v + 7) // 8 * 8 * DEFAULT_MAX_DEVICES for _, _, v, _ in memory)
+    parts = ", ".join(f"{name}: {v} B per device" for name, _, v, _ in memory) or "none"
+    return [verdict(total <= TARGET_PERCPU_BYTES,
+                    f"≤ {TARGET_PERCPU_BYTES // 1024} KiB of per-CPU maps per CPU at the default "
+                    f"MaxDevices={DEFAULT_MAX_DEVICES}, every device watched: {total / 1024:.1f} KiB "
+                    f"({parts}; a device's share is allocated when it is watched)")]
+
+
+def target_lines(costs, summary, memory):
     ours = [(ns_per_event(cnt, ns), name, c["scheduler"], cnt / max(c["ios"], 1))
             for c in costs if c["tool"] == "kyber-tuned" for name, cnt, ns in c["progs"] if cnt]
     worst = max(ours)
@@ -266,25 +330,18 @@ def target_lines(costs, summary):
                      f"program: worst {worst[1]} ({worst[2]}) {worst[0]:.0f} ns" +
                      (f", over by {worst[0] - TARGET_NS_PER_EVENT:.0f} ns. Over target: "
                       + ", ".join(over) if over else ""))]
-    loss, peer_loss = summary["kyber-tuned"][3], summary["biolatency"][3]
-    lines.append(verdict(loss <= TARGET_LOSS, f"≤ {TARGET_LOSS * 100:.0f}% IOPS loss: "
-                         f"kyber-tuned {loss * 100:.2f}%" +
-                         (f", over by {(loss - TARGET_LOSS) * 100:.2f} points"
-                          if loss > TARGET_LOSS else "")))
-    for sched in SCHEDULERS:
+    for sched, factor in (("kyber", TARGET_KYBER_VS_PEER), ("none", 1.0)):
         ours_ns = per_io_ns(costs, "kyber-tuned", sched)
-        for peer in ("biolatency", "biolatency -Q"):
-            peer_ns = per_io_ns(costs, peer, sched)
-            lines.append(verdict(ours_ns <= peer_ns, f"no more than {peer}, BPF time per I/O "
-                                 f"({sched}): kyber-tuned {ours_ns:.0f} ns, {peer} {peer_ns:.0f} ns"
-                                 + (f", over by {ours_ns - peer_ns:.0f} ns "
-                                    f"({ours_ns / peer_ns:.2f}×)" if ours_ns > peer_ns else "")))
-    med, lo, hi, _ = summary["baseline"]
-    lines.append(verdict(loss <= peer_loss, f"no more than biolatency, IOPS loss: kyber-tuned "
-                         f"{loss * 100:.2f}%, biolatency {peer_loss * 100:.2f}%" +
-                         (f", over by {(loss - peer_loss) * 100:.2f} points" if loss > peer_loss else "")
-                         + f" (the baseline's min–max spread is {(hi - lo) / med * 100:.1f}% of "
-                         "its median: smaller differences are within noise)"))
+        peer_ns = per_io_ns(costs, "biolatency", sched)
+        what = "half of biolatency's" if factor < 1 else "no more than biolatency's"
+        lines.append(verdict(ours_ns <= factor * peer_ns, f"{what} BPF time per I/O ({sched}): "
+                             f"kyber-tuned {ours_ns:.0f} ns, biolatency {peer_ns:.0f} ns "
+                             f"({ours_ns / peer_ns:.2f}×)"))
+        peer_q = per_io_ns(costs, "biolatency -Q", sched)
+        lines.append(verdict(ours_ns <= peer_q, f"no more than biolatency -Q, BPF time per I/O "
+                             f"({sched}): kyber-tuned {ours_ns:.0f} ns, biolatency -Q {peer_q:.0f} ns"))
+    lines += loss_lines(summary)
+    lines += memory_lines(memory)
     peer = sorted((ns_per_event(cnt, ns), name, c["tool"], c["scheduler"]) for c in costs
                   if c["tool"].startswith("biolatency") for name, cnt, ns in c["progs"] if cnt > 1000)
     if peer:
@@ -310,8 +367,18 @@ def biolatency_version():
     return res.stdout.strip() or "unknown version"
 
 
-def render(args, costs, iops, steal, log, command):
-    summary = iops_summary(iops)
+def render(args, costs, iops, steal, log, memory, command):
+    summary = {sched: iops_summary(iops[sched]) for sched in SCHEDULERS}
+    iops_sections = []
+    for sched in SCHEDULERS:
+        iops_sections += [
+            f"### IOPS (scheduler {sched}, bpf_stats off; {args.rounds} rounds of "
+            f"{' → '.join(ROUND)}, order rotated each round; {args.runtime:g} s runs after "
+            f"{args.ramp:g} s ramp)",
+            "",
+            *iops_table(iops[sched], summary[sched], steal[sched]),
+            "",
+        ]
     return "\n".join([
         "## Observer cost",
         "",
@@ -328,19 +395,15 @@ def render(args, costs, iops, steal, log, command):
         "",
         *cost_table(costs),
         "",
-        f"### IOPS (scheduler none, bpf_stats off; {args.rounds} rounds of "
-        f"{' → '.join(ROUND)}, order rotated each round; {args.runtime:g} s runs after "
-        f"{args.ramp:g} s ramp)",
-        "",
-        *iops_table(iops, summary, steal),
-        "",
+        *iops_sections,
         benchlib.REJECTION_SENTENCE,
         "",
-        *benchlib.rounds_log(log.entries(), (("iops", "IOPS", lambda v: f"{v:.0f}"),)),
+        *benchlib.rounds_log(log.entries(), (("iops", "IOPS", lambda v: f"{v:.0f}"),),
+                             label_heading="measurement"),
         "",
         "### Targets",
         "",
-        *target_lines(costs, summary),
+        *target_lines(costs, summary, memory),
     ]) + "\n"
 
 
@@ -380,16 +443,19 @@ def run(args):
             for tool in TOOLS:
                 print(f"per-event cost: {tool}, scheduler {sched}", file=sys.stderr)
                 costs.append(measure_cost(dev, tool, args.runtime, args.ramp))
-        dev.set_scheduler("none")
         set_stats(0)
-        print("IOPS, scheduler none, bpf_stats off", file=sys.stderr)
-        log = benchlib.Rounds()
-        iops, steal = measure_iops(dev, log, args.rounds, args.runtime, args.ramp)
+        log, iops, steal = benchlib.Rounds(), {}, {}
+        for sched in SCHEDULERS:
+            dev.set_scheduler(sched)
+            print(f"IOPS, scheduler {sched}, bpf_stats off", file=sys.stderr)
+            iops[sched], steal[sched] = measure_iops(dev, log, args.rounds, args.runtime, args.ramp)
+        dev.set_scheduler("none")
+        memory = measure_memory(dev)
     finally:
         set_stats(prev_stats)
         if dev:
             dev.teardown()
-    return costs, iops, steal, log
+    return costs, iops, steal, log, memory
 
 
 def main(argv):
@@ -397,9 +463,9 @@ def main(argv):
     preflight()
     benchlib.catch_signals()
     with fio.io_lock(), benchlib.steal_watch():
-        costs, iops, steal, log = run(args)
+        costs, iops, steal, log, memory = run(args)
     command = benchlib.regenerate_command("observer_cost.py", argv, {(): "make bench-observer"})
-    body = render(args, costs, iops, steal, log, command)
+    body = render(args, costs, iops, steal, log, memory, command)
     benchlib.publish(SECTION, body, not args.no_write)
     return 0
 

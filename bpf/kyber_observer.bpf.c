@@ -7,9 +7,15 @@
  * kernels without BTF-typed tracepoints). Userspace enables one set before
  * load. Both read the request through CO-RE, so one body serves both.
  *
- * Request timestamps come from bpf_ktime_get_ns() at insert and issue; the
- * request's own start_time_ns/io_start_time_ns are cached per plug and can
- * be stale.
+ * Timing. The kernel stamps a request at allocation (start_time_ns, when it
+ * has an elevator or does I/O accounting) and at issue (io_start_time_ns,
+ * when the queue keeps I/O statistics: Kyber turns them on). Kyber's own
+ * latency samples are these very stamps, so a request carrying both is timed
+ * at completion alone, with no per-request state. Only where the issue is
+ * not stamped (an elevator other than Kyber, no I/O accounting) does
+ * userspace attach the insert/issue programs and mark the device
+ * KT_WATCH_TRACK; those requests are timed by bpf_ktime_get_ns() at insert
+ * and issue, kept in the requests map.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,19 +29,35 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #ifndef EEXIST
 #define EEXIST			17	/* vmlinux.h has no errno values */
 #endif
+#ifndef BPF_F_NO_PREALLOC
+#define BPF_F_NO_PREALLOC	1
+#endif
 
-/* Kernel dev_t of the whole disk -> slot. Filled by the daemon. */
+/* Kernel dev_t of the whole disk -> slot and timing flags. Filled by the daemon. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct kt_watch);
 } watched SEC(".maps");
 
 /*
- * Requests of watched devices between insert/issue and their final
- * completion. Preallocated: no allocation on the I/O path. Userspace resizes
- * it with the device count before load.
+ * Kernel dev_t -> the device's statistics. Userspace creates an entry when
+ * it starts watching the device and deletes it when it stops, so per-CPU
+ * memory is taken per watched device, not for every possible one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct kt_dev_stats);
+} dev_stats SEC(".maps");
+
+/*
+ * Tracked requests (KT_WATCH_TRACK devices) between insert/issue and their
+ * final completion. Preallocated: no allocation on the I/O path. Userspace
+ * resizes it with the device count before load.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -45,18 +67,15 @@ struct {
 } requests SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, KT_MAX_DEVICES_DEFAULT * KT_OP_MAX);
-	__type(key, __u32);
-	__type(value, struct kt_op_stats);
-} op_stats SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct kt_kyber_state);
 } kyber_state SEC(".maps");
+
+/* Whether entries may exist in requests: set by userspace while the
+ * insert/issue programs are attached and until it swept what they left. */
+volatile bool tracking = false;
 
 /* Before 5.17 the request pointed at its disk directly. */
 struct request___old {
@@ -110,6 +129,16 @@ static __always_inline __u32 rq_data_len(struct request *rq, bool btf)
 	return btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 }
 
+static __always_inline __u32 rq_flags(struct request *rq, bool btf)
+{
+	return btf ? rq->rq_flags : BPF_CORE_READ(rq, rq_flags);
+}
+
+static __always_inline __u32 rqf(enum rqf_flags bit)
+{
+	return 1u << bit;
+}
+
 /* A request allocated from scheduler tags: the queue has an elevator, and
  * the request normally went through insert before its issue. */
 static __always_inline bool rq_has_sched_tag(struct request *rq, bool btf)
@@ -119,54 +148,71 @@ static __always_inline bool rq_has_sched_tag(struct request *rq, bool btf)
 	return tag >= 0;
 }
 
-static __always_inline struct kt_op_stats *stats_of(__u32 slot, __u8 op)
+static __always_inline struct kt_dev_stats *stats_of(__u32 dev)
 {
-	__u32 key = slot * KT_OP_MAX + op;
-
-	return bpf_map_lookup_elem(&op_stats, &key);
+	return bpf_map_lookup_elem(&dev_stats, &dev);
 }
 
-static __always_inline void record(struct kt_op_stats *st, enum kt_lat kind, __u64 ns)
+/* An op's counters; the mask bounds a value the verifier lost track of. */
+static __always_inline struct kt_op_counters *ctr(struct kt_dev_stats *ds, __u32 op)
 {
-	__u32 idx = kt_hist_index(ns);
+	barrier_var(op);	/* keep the mask: the compiler knows op < 4, the verifier not */
+	return &ds->op[op & (KT_OP_MAX - 1)];
+}
 
-	/* Both bounds again for the verifier. */
-	if (kind >= KT_LAT_MAX || idx >= KT_HIST_BUCKETS)
+static __always_inline void record(struct kt_dev_stats *ds, __u8 op, enum kt_lat kind, __u64 ns)
+{
+	int h = kt_hist_of(op, kind);
+	__u64 flat;
+
+	if (h < 0)
 		return;
-	st->hist[kind][idx]++;
-	st->lat_sum_ns[kind] += ns;
+	/* One index into the histograms, bounded once for the verifier. */
+	flat = (__u64)h * KT_HIST_BUCKETS + kt_hist_index(ns);
+	barrier_var(flat);
+	if (flat >= KT_HISTS * KT_HIST_BUCKETS)
+		return;
+	(&ds->hist[0][0])[flat]++;
+	ctr(ds, op)->lat_sum_ns[kind] += ns;
 }
 
 /* Undo the queued/inflight count of an entry that is going away unseen. */
 static __always_inline void forget(struct kt_req *r)
 {
-	struct kt_op_stats *old = stats_of(r->slot, r->op);
+	struct kt_dev_stats *old = stats_of(r->dev);
+	__u8 op = r->op;
 
-	if (!old)
+	if (!old || op >= KT_OP_MAX)
 		return;
 	if (r->state == KT_REQ_QUEUED)
-		old->queued--;
+		ctr(old, op)->queued--;
 	else
-		old->inflight--;
+		ctr(old, op)->inflight--;
+}
+
+/* The device's statistics, if it is watched and its requests are tracked. */
+static __always_inline struct kt_dev_stats *tracked_stats(__u32 dev)
+{
+	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
+
+	if (!w || !(w->flags & KT_WATCH_TRACK))
+		return NULL;
+	return stats_of(dev);
 }
 
 static __always_inline int on_insert(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
-	struct kt_op_stats *st;
+	struct kt_dev_stats *ds;
 	struct kt_req *r, n = {};
 	__u32 dev = rq_dev(rq, btf);
-	__u32 *slot;
 	long err;
 
-	slot = bpf_map_lookup_elem(&watched, &dev);
-	if (!slot)
+	ds = tracked_stats(dev);
+	if (!ds)
 		return 0;
-	n.slot = *slot;
+	n.dev = dev;
 	n.op = rq_op(rq, btf);
-	st = stats_of(n.slot, n.op);
-	if (!st)
-		return 0;
 	n.insert_ns = bpf_ktime_get_ns();
 	n.state = KT_REQ_QUEUED;
 
@@ -182,57 +228,54 @@ static __always_inline int on_insert(struct request *rq, bool btf)
 			return 0;
 		/* Anything else is a recycled request whose end we missed. */
 		forget(r);
-		st->stale++;
+		ctr(ds, n.op)->stale++;
 		err = bpf_map_update_elem(&requests, &key, &n, BPF_ANY);
 	}
 	if (err) {
-		st->dropped++;
+		ctr(ds, n.op)->dropped++;
 		return 0;
 	}
-	st->inserted++;
-	st->queued++;
+	ctr(ds, n.op)->inserted++;
+	ctr(ds, n.op)->queued++;
 	return 0;
 }
 
 /* Track a request issued without an insert: total time starts at its issue.
  * flags BPF_NOEXIST: returns -EEXIST, having counted nothing, when an entry
  * exists already. */
-static __always_inline long issue_new(struct request *rq, __u64 *key, __u32 slot, __u64 now,
-				      __u64 flags, bool btf)
+static __always_inline long issue_new(struct request *rq, struct kt_dev_stats *ds, __u64 *key,
+				      __u32 dev, __u64 now, __u64 flags, bool btf)
 {
 	struct kt_req n = {};
-	struct kt_op_stats *st;
 	long err;
 
-	n.slot = slot;
+	n.dev = dev;
 	n.op = rq_op(rq, btf);
-	st = stats_of(n.slot, n.op);
-	if (!st)
-		return 0;
 	n.issue_ns = now;
 	n.state = KT_REQ_ISSUED;
 	err = bpf_map_update_elem(&requests, key, &n, flags);
 	if (err == -EEXIST)
 		return err;
 	if (err) {
-		st->dropped++;
+		ctr(ds, n.op)->dropped++;
 		return err;
 	}
-	st->issued++;
-	st->inflight++;
+	ctr(ds, n.op)->issued++;
+	ctr(ds, n.op)->inflight++;
 	return 0;
 }
 
 static __always_inline int on_issue(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq, now;
-	struct kt_op_stats *st;
+	struct kt_dev_stats *ds;
+	struct kt_op_counters *c;
 	struct kt_req *r;
 	__u32 dev = rq_dev(rq, btf);
-	__u32 *slot;
+	__u8 op;
 
-	slot = bpf_map_lookup_elem(&watched, &dev);
-	if (!slot)
+	ds = tracked_stats(dev);
+	if (!ds)
 		return 0;
 
 	now = bpf_ktime_get_ns();
@@ -241,49 +284,51 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 	 * entry is then the one map operation; an existing one (inserted
 	 * because the hardware queue was busy, or issued again) is below.
 	 */
-	if (!rq_has_sched_tag(rq, btf) && issue_new(rq, &key, *slot, now, BPF_NOEXIST, btf) != -EEXIST)
+	if (!rq_has_sched_tag(rq, btf) && issue_new(rq, ds, &key, dev, now, BPF_NOEXIST, btf) != -EEXIST)
 		return 0;
 	r = bpf_map_lookup_elem(&requests, &key);
 	if (!r) {
 		/* Direct issue past an elevator (or the entry just went away). */
-		issue_new(rq, &key, *slot, now, BPF_ANY, btf);
+		issue_new(rq, ds, &key, dev, now, BPF_ANY, btf);
 		return 0;
 	}
-	st = stats_of(r->slot, r->op);
-	if (!st)
+	op = r->op;
+	if (op >= KT_OP_MAX)
 		return 0;
+	c = ctr(ds, op);
 	if (r->state == KT_REQ_QUEUED) {
 		/* Queue time once: a requeue does not start a new one. */
 		if (r->insert_ns && !(r->flags & KT_REQ_F_QUEUE_SEEN)) {
-			record(st, KT_LAT_QUEUE, now - r->insert_ns);
+			record(ds, op, KT_LAT_QUEUE, now - r->insert_ns);
 			r->flags |= KT_REQ_F_QUEUE_SEEN;
 		}
-		st->queued--;
-		st->inflight++;
+		c->queued--;
+		c->inflight++;
 		r->state = KT_REQ_ISSUED;
 	}
 	/* Issued again without a requeue (driver busy): restamp only. */
 	r->issue_ns = now;
-	st->issued++;
+	c->issued++;
 	return 0;
 }
 
-static __always_inline int on_requeue(struct request *rq)
+static __always_inline int on_requeue(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
-	struct kt_op_stats *st;
+	struct kt_dev_stats *ds = stats_of(rq_dev(rq, btf));
+	struct kt_op_counters *c;
 	struct kt_req *r;
 
-	r = bpf_map_lookup_elem(&requests, &key);
+	if (!ds)
+		return 0;
+	c = ctr(ds, rq_op(rq, btf));
+	c->requeued++;
+	r = tracking ? bpf_map_lookup_elem(&requests, &key) : NULL;
 	if (!r)
 		return 0;
-	st = stats_of(r->slot, r->op);
-	if (!st)
-		return 0;
-	st->requeued++;
 	if (r->state == KT_REQ_ISSUED) {
-		st->inflight--;
-		st->queued++;
+		c->inflight--;
+		c->queued++;
 		r->state = KT_REQ_QUEUED;
 	}
 	r->flags |= KT_REQ_F_REQUEUED;
@@ -292,61 +337,110 @@ static __always_inline int on_requeue(struct request *rq)
 }
 
 /* rq was merged into another request and will be freed without issue. */
-static __always_inline int on_merge(struct request *rq)
+static __always_inline int on_merge(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
-	struct kt_op_stats *st;
+	struct kt_dev_stats *ds = stats_of(rq_dev(rq, btf));
 	struct kt_req *r;
 
-	r = bpf_map_lookup_elem(&requests, &key);
+	if (!ds)
+		return 0;
+	ctr(ds, rq_op(rq, btf))->merged++;
+	r = tracking ? bpf_map_lookup_elem(&requests, &key) : NULL;
 	if (!r)
 		return 0;
-	st = stats_of(r->slot, r->op);
-	if (st) {
-		st->merged++;
-		forget(r);
-	}
+	forget(r);
 	bpf_map_delete_elem(&requests, &key);
 	return 0;
 }
 
+/* A request tracked since its insert or issue: times from the entry. */
+static __always_inline void complete_tracked(struct kt_dev_stats *ds, __u8 op, struct kt_req *r,
+					     __u64 now)
+{
+	__u64 start = r->insert_ns ? r->insert_ns : r->issue_ns;
+
+	if (op >= KT_OP_MAX)
+		return;
+	if (r->state == KT_REQ_ISSUED) {
+		record(ds, op, KT_LAT_DEVICE, now - r->issue_ns);
+		ctr(ds, op)->inflight--;
+	} else {
+		ctr(ds, op)->queued--;	/* ended without an issue (failed in the queue) */
+	}
+	if (start)
+		record(ds, op, KT_LAT_TOTAL, now - start);
+}
+
+/*
+ * A request timed by its own stamps. Without an elevator a request is
+ * issued as it is allocated (directly, or when its plug is flushed), so
+ * where the issue is not stamped its device time is its total.
+ */
+static __always_inline void complete_stamped(struct kt_dev_stats *ds, __u8 op, struct request *rq,
+					     __u64 now, bool btf)
+{
+	__u32 flags = rq_flags(rq, btf);
+	__u64 start = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
+	__u64 io = 0;
+
+	if (op >= KT_OP_MAX)
+		return;
+	if (flags & rqf(__RQF_STATS))
+		io = btf ? rq->io_start_time_ns : BPF_CORE_READ(rq, io_start_time_ns);
+	if (!start || start > now) {
+		ctr(ds, op)->untimed++;
+		return;
+	}
+	if (io && io <= now && io >= start) {
+		record(ds, op, KT_LAT_QUEUE, io - start);
+		record(ds, op, KT_LAT_DEVICE, now - io);
+	} else if (!(flags & rqf(__RQF_USE_SCHED))) {
+		record(ds, op, KT_LAT_DEVICE, now - start);
+	}
+	record(ds, op, KT_LAT_TOTAL, now - start);
+	ctr(ds, op)->stamped++;
+}
+
 static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes, bool btf)
 {
-	__u64 key = (__u64)rq, now, start;
-	struct kt_op_stats *st;
+	__u64 key = (__u64)rq, now;
+	struct kt_dev_stats *ds = stats_of(rq_dev(rq, btf));
 	struct kt_req *r;
+	__u8 op;
 
-	r = bpf_map_lookup_elem(&requests, &key);
-	if (!r)
+	if (!ds)
 		return 0;
-	st = stats_of(r->slot, r->op);
-	if (!st)
+	op = rq_op(rq, btf);
+	/*
+	 * A data request whose data is all done can complete again with no
+	 * bytes: the end of a flush sequence (a write with PREFLUSH or FUA).
+	 * Its completion was counted when its data completed.
+	 */
+	if (nr_bytes == 0 && op != KT_OP_OTHER)
 		return 0;
-	st->bytes += nr_bytes;
+	ctr(ds, op)->bytes += nr_bytes;
 	/*
 	 * The tracepoint fires before the completed bytes are taken off the
 	 * request: anything short of the remaining length is a partial
 	 * completion and the request lives on.
 	 */
 	if (nr_bytes < rq_data_len(rq, btf)) {
-		st->partial++;
+		ctr(ds, op)->partial++;
 		return 0;
 	}
 
 	now = bpf_ktime_get_ns();
-	if (r->state == KT_REQ_ISSUED) {
-		record(st, KT_LAT_DEVICE, now - r->issue_ns);
-		st->inflight--;
+	r = tracking ? bpf_map_lookup_elem(&requests, &key) : NULL;
+	if (r) {
+		complete_tracked(ds, op, r, now);
+		bpf_map_delete_elem(&requests, &key);
 	} else {
-		st->queued--;	/* ended without an issue (failed in the queue) */
+		complete_stamped(ds, op, rq, now, btf);
 	}
-	start = r->insert_ns ? r->insert_ns : r->issue_ns;
-	if (start)
-		record(st, KT_LAT_TOTAL, now - start);
-	st->completed++;
+	ctr(ds, op)->completed++;
 	if (error)
-		st->errors++;
-	bpf_map_delete_elem(&requests, &key);
+		ctr(ds, op)->errors++;
 	return 0;
 }
 
@@ -371,11 +465,11 @@ static __always_inline int domain_of(const char *name)
 
 static __always_inline struct kt_kyber_state *kyber_of(__u32 dev)
 {
-	__u32 *slot = bpf_map_lookup_elem(&watched, &dev);
+	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
 
-	if (!slot)
+	if (!w)
 		return NULL;
-	return bpf_map_lookup_elem(&kyber_state, slot);
+	return bpf_map_lookup_elem(&kyber_state, &w->slot);
 }
 
 static __always_inline int on_kyber_latency(__u32 dev, const char *domain, const char *type,
@@ -421,14 +515,11 @@ static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsign
 
 static __always_inline int on_kyber_throttled(__u32 dev, const char *domain)
 {
-	__u32 *slot = bpf_map_lookup_elem(&watched, &dev);
-	struct kt_op_stats *st;
+	struct kt_dev_stats *ds = stats_of(dev);
+	int op = domain_of(domain);
 
-	if (!slot)
-		return 0;
-	st = stats_of(*slot, domain_of(domain));
-	if (st)
-		st->kyber_throttled++;
+	if (ds && op >= 0 && op < KT_OP_MAX)
+		ctr(ds, op)->kyber_throttled++;
 	return 0;
 }
 
@@ -443,10 +534,10 @@ int BPF_PROG(kind##_rq_issue, struct request *rq)						\
 { return on_issue(rq, btf); }									\
 SEC(sec "/block_rq_requeue")									\
 int BPF_PROG(kind##_rq_requeue, struct request *rq)						\
-{ return on_requeue(rq); }									\
+{ return on_requeue(rq, btf); }									\
 SEC(sec "/block_rq_merge")									\
 int BPF_PROG(kind##_rq_merge, struct request *rq)						\
-{ return on_merge(rq); }									\
+{ return on_merge(rq, btf); }									\
 SEC(sec "/block_rq_complete")									\
 int BPF_PROG(kind##_rq_complete, struct request *rq, int error, unsigned int nr_bytes)		\
 { return on_complete(rq, error, nr_bytes, btf); }							\

@@ -14,15 +14,18 @@
 #endif
 
 /*
- * Log-linear latency histogram, in nanoseconds. Values below 64 ns get a
- * bucket each; above, every power of two is split into KT_HIST_SUB equal
- * sub-buckets. A bucket's width is at most 1/32 of its lower bound, so
- * reporting its midpoint is within 1/64 (1.6%) of any value inside it.
- * 1024 buckets reach 2^36 ns (68.7 s); larger values land in the last one.
+ * Log-linear latency histogram, in nanoseconds: every power of two from
+ * 2^10 ns (1 us) to 2^34 ns (17 s) is split into KT_HIST_SUB equal
+ * sub-buckets, so a bucket is 1/32 of its lower bound wide and its midpoint
+ * lies within 1/64 (1.6%) of any value inside it. Values below 1 us share
+ * the first bucket, values from 17 s the last. Coarser buckets (20 or 26 a
+ * power of two, inside the 3% percentile bound) were tried and change what
+ * the controller decides: see docs/observer.md.
  */
-#define KT_HIST_SUB_BITS	5
-#define KT_HIST_SUB		(1u << KT_HIST_SUB_BITS)
-#define KT_HIST_BUCKETS		1024u
+#define KT_HIST_SUB		32u
+#define KT_HIST_MIN_SHIFT	10u
+#define KT_HIST_MAX_SHIFT	34u
+#define KT_HIST_BUCKETS		(2u + (KT_HIST_MAX_SHIFT - KT_HIST_MIN_SHIFT) * KT_HIST_SUB)
 
 /* Op classes, the same split as Kyber's scheduling domains. */
 enum kt_op {
@@ -45,28 +48,83 @@ enum kt_lat {
 #define KT_MAX_DEVICES_DEFAULT	16u
 
 /*
- * Per (device slot, op), per CPU, cumulative since the slot was assigned.
- * Userspace sums the CPUs and diffs consecutive snapshots; it never clears
- * the map. queued/inflight are signed per-CPU deltas: a request may be
- * issued on one CPU and completed on another, only the sum is meaningful.
- * Map key: slot * KT_OP_MAX + op.
+ * Histograms kept per device. Reads and writes, the two domains the tuner
+ * steers, get all three spans; discards and the rest only their total, so
+ * that a device's statistics fit in one per-CPU value.
  */
-struct kt_op_stats {
-	__u64 hist[KT_LAT_MAX][KT_HIST_BUCKETS];
+enum kt_hist_id {
+	KT_HIST_READ_QUEUE = 0,		/* KT_OP_READ * KT_LAT_MAX + kind */
+	KT_HIST_WRITE_QUEUE = 3,	/* KT_OP_WRITE * KT_LAT_MAX + kind */
+	KT_HIST_DISCARD_TOTAL = 6,
+	KT_HIST_OTHER_TOTAL = 7,
+	KT_HISTS = 8,
+};
+
+/* The histogram of (op, span), or -1 where none is kept. */
+static inline int kt_hist_of(unsigned op, unsigned kind)
+{
+	if (kind >= KT_LAT_MAX || op >= KT_OP_MAX)
+		return -1;
+	if (op <= KT_OP_WRITE)
+		return (int)(op * KT_LAT_MAX + kind);
+	return kind == KT_LAT_TOTAL ? (int)(KT_HIST_DISCARD_TOTAL + op - KT_OP_DISCARD) : -1;
+}
+
+/*
+ * Per op, per CPU, cumulative since the device was watched. Userspace sums
+ * the CPUs and diffs consecutive snapshots; it never clears the map.
+ * queued/inflight are signed per-CPU deltas: a request may be issued on one
+ * CPU and completed on another, only the sum is meaningful. They count only
+ * requests tracked by insert/issue (see kt_watch).
+ */
+struct kt_op_counters {
 	__u64 lat_sum_ns[KT_LAT_MAX];
 	__u64 completed;	/* requests fully completed */
 	__u64 bytes;		/* bytes completed, partial completions included */
 	__u64 errors;		/* completed with a non-zero status */
-	__u64 inserted;		/* first inserts into the scheduler */
-	__u64 issued;		/* issues to the driver, re-issues included */
+	__u64 stamped;		/* completions timed by the request's own stamps */
+	__u64 untimed;		/* completions with no start time at all */
+	__u64 inserted;		/* first inserts into the scheduler (tracked) */
+	__u64 issued;		/* issues to the driver, re-issues included (tracked) */
 	__u64 requeued;
 	__u64 merged;		/* merged away into another request, never issued */
 	__u64 partial;		/* partial completions (request not finished yet) */
 	__u64 dropped;		/* not tracked: the request map was full */
 	__u64 stale;		/* entries found for a recycled request: a missed end */
 	__u64 kyber_throttled;	/* kyber_throttled events for this domain */
-	__s64 queued;		/* inserted, not yet issued */
-	__s64 inflight;		/* issued, not yet completed */
+	__s64 queued;		/* inserted, not yet issued (tracked) */
+	__s64 inflight;		/* issued, not yet completed (tracked) */
+};
+
+/*
+ * One device's statistics, per CPU: the value of the per-CPU hash map
+ * dev_stats, keyed by the device's kernel dev_t. Histogram counters are 32
+ * bits: userspace sums and diffs them modulo 2^32, exact while fewer than
+ * 2^32 samples land in one bucket between two snapshots.
+ */
+struct kt_dev_stats {
+	struct kt_op_counters op[KT_OP_MAX];
+	__u32 hist[KT_HISTS][KT_HIST_BUCKETS];
+};
+
+/* Per-CPU memory one watched device may take: the kernel's limit for one
+ * per-CPU value (PCPU_MIN_UNIT_SIZE). */
+#define KT_DEV_STATS_BUDGET	32768u
+
+/*
+ * A watched device: its slot (index of kyber_state) and how its requests
+ * are timed. The observer prefers the request's own stamps (start_time_ns
+ * from allocation, io_start_time_ns from issue when the queue keeps I/O
+ * statistics, as Kyber makes it do): one program at completion, no
+ * per-request state. KT_WATCH_TRACK: the kernel does not stamp the issue of
+ * this device's requests (an elevator other than Kyber, or no I/O
+ * accounting), so insert/issue are tracked in the requests map.
+ */
+#define KT_WATCH_TRACK		0x1u
+
+struct kt_watch {
+	__u32 slot;
+	__u32 flags;
 };
 
 /* Last kyber_latency record of one domain and type. */
@@ -104,7 +162,7 @@ enum kt_req_state {
 struct kt_req {
 	__u64 insert_ns;	/* 0: issued directly, never inserted */
 	__u64 issue_ns;		/* 0: not issued (since the last requeue) */
-	__u32 slot;
+	__u32 dev;		/* kernel dev_t of its disk */
 	__u8 op;
 	__u8 state;
 	__u8 flags;
@@ -115,7 +173,7 @@ struct kt_req {
 #define KT_MINORBITS	20
 #define KT_MKDEV(ma, mi)	(((__u32)(ma) << KT_MINORBITS) | (__u32)(mi))
 
-/* Histogram bucket of a value in ns. Loop-free for the BPF verifier. */
+/* Index of the highest set bit (v > 0). Loop-free for the BPF verifier. */
 static inline __u32 kt_log2_u64(__u64 v)
 {
 	__u32 r = 0;
@@ -129,46 +187,60 @@ static inline __u32 kt_log2_u64(__u64 v)
 	return r;
 }
 
+/* Histogram bucket of a value in ns. Loop-free for the BPF verifier. */
 static inline __u32 kt_hist_index(__u64 v)
 {
-	__u32 msb, shift, idx;
+	__u32 msb;
 
-	if (v < 2 * KT_HIST_SUB)
-		return (__u32)v;
+	if (v < (1ull << KT_HIST_MIN_SHIFT))
+		return 0;
 	msb = kt_log2_u64(v);
-	shift = msb - KT_HIST_SUB_BITS;
-	idx = (shift + 1) * KT_HIST_SUB + (__u32)((v >> shift) & (KT_HIST_SUB - 1));
-	return idx < KT_HIST_BUCKETS ? idx : KT_HIST_BUCKETS - 1;
+	if (msb >= KT_HIST_MAX_SHIFT)
+		return KT_HIST_BUCKETS - 1;
+	/* v - 2^msb < 2^msb <= 2^33: the product fits in 64 bits. */
+	return 1 + (msb - KT_HIST_MIN_SHIFT) * KT_HIST_SUB +
+	       (__u32)(((v - (1ull << msb)) * KT_HIST_SUB) >> msb);
 }
 
-/* Inclusive lower bound and width of a bucket, in ns. */
+/* Inclusive lower bound of a bucket, in ns: the least v with that index. */
 static inline __u64 kt_hist_lower(__u32 idx)
 {
-	__u32 shift;
+	__u32 k, msb;
+	__u64 base;
 
-	if (idx < 2 * KT_HIST_SUB)
-		return idx;
-	shift = idx / KT_HIST_SUB - 1;
-	return (__u64)(KT_HIST_SUB + idx % KT_HIST_SUB) << shift;
+	if (idx == 0)
+		return 0;
+	if (idx >= KT_HIST_BUCKETS - 1)
+		return 1ull << KT_HIST_MAX_SHIFT;
+	k = idx - 1;
+	msb = KT_HIST_MIN_SHIFT + k / KT_HIST_SUB;
+	base = 1ull << msb;
+	/* ceil(f * 2^msb / SUB): the first v whose sub-bucket is f. */
+	return base + (((__u64)(k % KT_HIST_SUB) << msb) + KT_HIST_SUB - 1) / KT_HIST_SUB;
 }
 
+/* Width of a bucket, in ns; the last one is open-ended and reported as
+ * [2^34, 2^35). */
 static inline __u64 kt_hist_width(__u32 idx)
 {
-	if (idx < 2 * KT_HIST_SUB)
-		return 1;
-	return (__u64)1 << (idx / KT_HIST_SUB - 1);
+	if (idx >= KT_HIST_BUCKETS - 1)
+		return 1ull << KT_HIST_MAX_SHIFT;
+	return kt_hist_lower(idx + 1) - kt_hist_lower(idx);
 }
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct kt_op_stats) ==
-	       8 * (KT_LAT_MAX * KT_HIST_BUCKETS + KT_LAT_MAX + 13),
-	       "kt_op_stats layout changed");
-/* Per-CPU map values are limited to 32 KiB (PCPU_MIN_UNIT_SIZE). */
-_Static_assert(sizeof(struct kt_op_stats) <= 32768, "kt_op_stats too big for a per-CPU map");
+_Static_assert(sizeof(struct kt_op_counters) == 8 * (KT_LAT_MAX + 15), "kt_op_counters layout changed");
+_Static_assert(sizeof(struct kt_dev_stats) ==
+	       KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_HISTS * KT_HIST_BUCKETS,
+	       "kt_dev_stats layout changed");
+_Static_assert(sizeof(struct kt_dev_stats) <= KT_DEV_STATS_BUDGET, "kt_dev_stats over its budget");
+_Static_assert(KT_HIST_WRITE_QUEUE == KT_OP_WRITE * KT_LAT_MAX && KT_HIST_DISCARD_TOTAL == 2 * KT_LAT_MAX,
+	       "kt_hist_id out of step with kt_hist_of()");
 _Static_assert(sizeof(struct kt_kyber_latency) == 24, "kt_kyber_latency layout changed");
 _Static_assert(sizeof(struct kt_kyber_state) == 16 + 32 + 32 + 4 * 2 * 24,
 	       "kt_kyber_state layout changed");
 _Static_assert(sizeof(struct kt_req) == 24, "kt_req layout changed");
+_Static_assert(sizeof(struct kt_watch) == 8, "kt_watch layout changed");
 #endif
 
 #endif

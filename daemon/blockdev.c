@@ -137,6 +137,22 @@ int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret)
 	return 0;
 }
 
+int blockdev_read_iostats(const char *sysroot, const char *name, bool *ret)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char path[PATH_MAX];
+	unsigned v;
+
+	snprintf(path, sizeof(path), "%s/block/%s/queue/iostats", sysroot, name);
+	f = fopen(path, "re");
+	if (!f)
+		return negative_errno();
+	if (fscanf(f, "%u", &v) != 1 || v > 1)
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
 /* First line of a sysfs attribute, trimmed; false if absent or empty. */
 static bool read_attr(const char *path, char *buf, size_t n)
 {

@@ -2,6 +2,7 @@
 /* Resolving what a user typed ("nvme0n1", "/dev/loop3") to a blk-mq disk. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
@@ -25,6 +26,9 @@ int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, sd_bus_e
 
 /* Requests the kernel counts in flight (/sys/block/DEV/inflight, both directions). */
 int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret);
+
+/* Whether the kernel does I/O accounting for the disk (queue/iostats). */
+int blockdev_read_iostats(const char *sysroot, const char *name, bool *ret);
 
 /*
  * A name for the device that survives reboots and renumbering, for

@@ -222,6 +222,7 @@ void device_step(struct device *d)
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
 	w.kyber = strcmp(d->scheduler, "kyber") == 0;
+	w.scheduler = d->scheduler[0] ? d->scheduler : NULL;
 	if (measure_step(&d->ms, d->env.observer, &w) < 0) {
 		log_dev_warning(d->dev.name, "failed to read counters");
 		return;
@@ -326,6 +327,7 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 {
 	const struct manager_options *o = env->o;
 	char goal[GOAL_TEXT_MAX], tg[48];
+	struct measure_where w;
 	struct device *d;
 	int r;
 
@@ -362,7 +364,10 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 		error_setf(error, r, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
 		goto fail;
 	}
-	r = measure_start(&d->ms, env->observer, d->dev.kdev);
+	w = (struct measure_where){
+		.sysroot = o->sysroot, .name = d->dev.name, .scheduler = d->scheduler[0] ? d->scheduler : NULL,
+	};
+	r = measure_start(&d->ms, env->observer, d->dev.kdev, &w);
 	if (r < 0) {
 		error_setf(error, r, "Failed to watch %s: %s", d->dev.name,
 			   r == -ENOSPC ? "all observer slots are in use (MaxDevices)" : strerror(-r));

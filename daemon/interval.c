@@ -18,29 +18,38 @@ int kt_op_from_string(const char *s)
 	return -EINVAL;
 }
 
-void op_stats_sum_cpus(struct kt_op_stats *dst, const void *percpu, unsigned ncpus, size_t stride)
+void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned ncpus, size_t stride)
 {
-	memset(dst, 0, sizeof(*dst));
+	memset(dst->op, 0, sizeof(dst->op));
+	memset(dst->hist, 0, sizeof(dst->hist));
 	for (unsigned c = 0; c < ncpus; c++) {
-		const struct kt_op_stats *s = (const void *)((const char *)percpu + c * stride);
+		const struct kt_dev_stats *ds = (const void *)((const char *)percpu + c * stride);
 
-		for (int k = 0; k < KT_LAT_MAX; k++) {
-			hist_merge(dst->hist[k], s->hist[k]);
-			dst->lat_sum_ns[k] += s->lat_sum_ns[k];
+		for (int o = 0; o < KT_OP_MAX; o++) {
+			const struct kt_op_counters *s = &ds->op[o];
+			struct kt_op_counters *d = &dst->op[o];
+
+			for (int k = 0; k < KT_LAT_MAX; k++)
+				d->lat_sum_ns[k] += s->lat_sum_ns[k];
+			d->completed += s->completed;
+			d->bytes += s->bytes;
+			d->errors += s->errors;
+			d->stamped += s->stamped;
+			d->untimed += s->untimed;
+			d->inserted += s->inserted;
+			d->issued += s->issued;
+			d->requeued += s->requeued;
+			d->merged += s->merged;
+			d->partial += s->partial;
+			d->dropped += s->dropped;
+			d->stale += s->stale;
+			d->kyber_throttled += s->kyber_throttled;
+			d->queued += s->queued;
+			d->inflight += s->inflight;
 		}
-		dst->completed += s->completed;
-		dst->bytes += s->bytes;
-		dst->errors += s->errors;
-		dst->inserted += s->inserted;
-		dst->issued += s->issued;
-		dst->requeued += s->requeued;
-		dst->merged += s->merged;
-		dst->partial += s->partial;
-		dst->dropped += s->dropped;
-		dst->stale += s->stale;
-		dst->kyber_throttled += s->kyber_throttled;
-		dst->queued += s->queued;
-		dst->inflight += s->inflight;
+		for (int h = 0; h < KT_HISTS; h++)
+			for (uint32_t i = 0; i < KT_HIST_BUCKETS; i++)
+				dst->hist[h][i] += ds->hist[h][i];	/* modulo 2^32 */
 	}
 }
 
@@ -91,7 +100,7 @@ int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *c
 	out->duration_ns = cur->time_ns - prev->time_ns;
 
 	for (int o = 0; o < KT_OP_MAX; o++) {
-		const struct kt_op_stats *c = &cur->op[o], *p = &prev->op[o];
+		const struct kt_op_counters *c = &cur->op[o], *p = &prev->op[o];
 		struct kt_op_interval *r = &out->op[o];
 
 		ok = ok && diff(c->completed, p->completed, &r->completed) &&
@@ -103,12 +112,19 @@ int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *c
 		     diff(c->kyber_throttled, p->kyber_throttled, &r->throttled) &&
 		     diff(c->dropped, p->dropped, &r->dropped) &&
 		     diff(c->stale, p->stale, &r->stale) &&
+		     diff(c->stamped, p->stamped, &r->stamped) &&
+		     diff(c->untimed, p->untimed, &r->untimed) &&
 		     diff(cur->expired[o], prev->expired[o], &r->expired);
 		for (int k = 0; ok && k < KT_LAT_MAX; k++) {
+			int h = kt_hist_of(o, k);
 			uint64_t sum;
 
-			ok = hist_delta(r->hist[k], c->hist[k], p->hist[k]) == 0 &&
-			     diff(c->lat_sum_ns[k], p->lat_sum_ns[k], &sum);
+			if (h < 0)
+				continue;	/* not kept: stays empty */
+			/* 32-bit bucket counters: the difference modulo 2^32. */
+			for (uint32_t i = 0; i < KT_HIST_BUCKETS; i++)
+				r->hist[k][i] = (uint32_t)(cur->hist[h][i] - prev->hist[h][i]);
+			ok = diff(c->lat_sum_ns[k], p->lat_sum_ns[k], &sum);
 			if (ok)
 				lat_summary_compute(r->hist[k], sum, &r->lat[k]);
 		}

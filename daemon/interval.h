@@ -13,7 +13,8 @@
 
 struct kt_snapshot {
 	uint64_t time_ns;		/* CLOCK_MONOTONIC when taken */
-	struct kt_op_stats op[KT_OP_MAX];
+	struct kt_op_counters op[KT_OP_MAX];
+	uint32_t hist[KT_HISTS][KT_HIST_BUCKETS];	/* summed over CPUs, modulo 2^32 */
 	uint64_t expired[KT_OP_MAX];	/* entries dropped by observer_expire() */
 	struct kt_kyber_state kyber;
 };
@@ -31,9 +32,10 @@ struct kt_lat_summary {
 
 struct kt_op_interval {
 	uint64_t completed, bytes, errors, issued, merged, requeued, throttled, dropped, stale, expired;
+	uint64_t stamped, untimed;	/* timed by the request's stamps; not timed at all */
 	double iops, bytes_per_sec;
 	struct kt_lat_summary lat[KT_LAT_MAX];
-	hist_t hist[KT_LAT_MAX];	/* this interval's samples */
+	hist_t hist[KT_LAT_MAX];	/* this interval's samples; empty where not kept */
 	int64_t queued, inflight;	/* at the end of the interval */
 };
 
@@ -48,8 +50,9 @@ struct kt_interval {
 extern const char *const kt_op_name[KT_OP_MAX];
 extern const char *const kt_lat_name[KT_LAT_MAX];
 
-/* Sum per-CPU values of one kt_op_stats into dst (stride: bytes per CPU). */
-void op_stats_sum_cpus(struct kt_op_stats *dst, const void *percpu, unsigned ncpus, size_t stride);
+/* Sum the per-CPU values of one kt_dev_stats into dst's counters and
+ * histograms (stride: bytes per CPU); the rest of dst is left alone. */
+void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned ncpus, size_t stride);
 
 /* Returns -EINVAL when cur is older than prev. */
 int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *cur,

@@ -56,6 +56,9 @@ static void help(void)
 	       "      --record FILE        Flight recorder: one record per device and interval\n"
 	       "      --count N            --observe: stop after N intervals\n"
 	       "      --json               One JSON object per device and interval on stdout\n"
+	       "      --track-requests     --observe: time requests from their insert/issue\n"
+	       "                           events even where the kernel's stamps would do\n"
+	       "                           (a cross-check; costs more per I/O)\n"
 	       "      --attach MODE        BPF attach type: auto (default), tp_btf, raw_tp\n"
 	       "      --log-level LEVEL    err, warning, notice, info (default), debug\n"
 	       "  -h, --help               Show this help\n"
@@ -72,6 +75,7 @@ enum {
 	ARG_INTERVAL,
 	ARG_COUNT,
 	ARG_JSON,
+	ARG_TRACK_REQUESTS,
 	ARG_ATTACH,
 	ARG_LOG_LEVEL,
 	ARG_VERSION,
@@ -119,6 +123,7 @@ static const struct option options[] = {
 	{ "interval", required_argument, NULL, ARG_INTERVAL },
 	{ "count", required_argument, NULL, ARG_COUNT },
 	{ "json", no_argument, NULL, ARG_JSON },
+	{ "track-requests", no_argument, NULL, ARG_TRACK_REQUESTS },
 	{ "attach", required_argument, NULL, ARG_ATTACH },
 	{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 	{ "help", no_argument, NULL, 'h' },
@@ -266,6 +271,9 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 		case ARG_JSON:
 			a->obs.json = a->svc.manager.json = true;
 			break;
+		case ARG_TRACK_REQUESTS:
+			a->obs.track_requests = true;
+			break;
 		case ARG_ATTACH:
 		case ARG_LOG_LEVEL:
 			if (parse_choice(c, optarg, a) < 0)
@@ -294,6 +302,10 @@ static int finish_args(struct args *a)
 {
 	if (a->obs.n_devices && (a->svc.n_goals || !a->svc.bus)) {
 		log_error("--observe excludes --goal and --foreground");
+		return -EINVAL;
+	}
+	if (a->obs.track_requests && !a->obs.n_devices) {
+		log_error("--track-requests needs --observe");
 		return -EINVAL;
 	}
 	if (a->svc.manager.settle_ns >= a->svc.manager.interval_ns) {

@@ -1,13 +1,34 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "blockdev.h"
 #include "kyber-sysfs.h"
 #include "log.h"
 #include "measure.h"
 
-int measure_start(struct measure *ms, struct observer *o, uint32_t kdev)
+/*
+ * Whether the kernel leaves the issue of this device's requests unstamped,
+ * so the observer must track them from insert/issue: Kyber turns on the
+ * queue's I/O statistics (issue stamps); with no elevator a request is
+ * issued as it is allocated and I/O accounting stamps the allocation. Any
+ * other elevator, or none without accounting, is tracked.
+ */
+static bool needs_tracking(const struct measure_where *w)
+{
+	bool iostats;
+
+	if (!w->scheduler || w->track_requests)
+		return true;
+	if (strcmp(w->scheduler, "kyber") == 0)
+		return false;
+	if (strcmp(w->scheduler, "none") != 0)
+		return true;
+	return blockdev_read_iostats(w->sysroot, w->name, &iostats) < 0 || !iostats;
+}
+
+int measure_start(struct measure *ms, struct observer *o, uint32_t kdev, const struct measure_where *w)
 {
 	int r;
 
@@ -21,6 +42,9 @@ int measure_start(struct measure *ms, struct observer *o, uint32_t kdev)
 	if (r < 0)
 		return r;
 	ms->watching = true;
+	r = observer_set_tracked(o, ms->slot, needs_tracking(w));
+	if (r < 0)
+		return r;
 	return observer_snapshot(o, ms->slot, ms->base);
 }
 
@@ -76,6 +100,10 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 {
 	struct kt_snapshot *t;
 	int r;
+
+	r = observer_set_tracked(o, ms->slot, needs_tracking(w));
+	if (r < 0)
+		log_warning_errno(r, "%s: Failed to set how its requests are timed: %m", w->name);
 
 	r = observer_snapshot(o, ms->slot, ms->cur);
 	if (r < 0)

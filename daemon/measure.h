@@ -23,9 +23,12 @@ struct measure {
 	bool stale_depth[KT_OP_MAX];	/* Kyber's report disagreed with the live depth */
 };
 
-/* Watch kdev and take the first snapshot. -EEXIST when kdev is watched
- * already, -ENOSPC when every observer slot is in use, -ENOMEM. */
-int measure_start(struct measure *ms, struct observer *o, uint32_t kdev);
+struct measure_where;
+
+/* Watch kdev (timed as its scheduler in w allows) and take the first
+ * snapshot. -EEXIST when kdev is watched already, -ENOSPC when every
+ * observer slot is in use, -ENOMEM. */
+int measure_start(struct measure *ms, struct observer *o, uint32_t kdev, const struct measure_where *w);
 /* Unwatch and free; safe on a measure never started. */
 void measure_stop(struct measure *ms, struct observer *o);
 /* The next interval starts now (the first Kyber window after a change
@@ -36,6 +39,8 @@ struct measure_where {
 	const char *sysroot, *debugfs;	/* "/sys", "/sys/kernel/debug" normally */
 	const char *name;		/* the disk */
 	bool kyber;			/* Kyber is its scheduler: read its depths */
+	const char *scheduler;		/* its scheduler now; NULL: unknown */
+	bool track_requests;		/* track insert/issue even where the kernel stamps */
 };
 
 /* The interval since the previous call, in ms->iv; -errno when the

@@ -49,6 +49,7 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 	struct report_device rd = { .name = d->dev.name, .iv = d->ms.iv };
 	struct measure_where w = {
 		.sysroot = c->opts->sysroot, .debugfs = c->opts->debugfs, .name = d->dev.name,
+		.track_requests = c->opts->track_requests,
 	};
 	struct sched_info si;
 	int r;
@@ -56,6 +57,7 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 	if (kyber_sysfs_read_scheduler(c->opts->sysroot, d->dev.name, &si) == 0) {
 		rd.scheduler = si.current;
 		w.kyber = strcmp(si.current, "kyber") == 0;
+		w.scheduler = si.current;
 		if (w.kyber)
 			rd.has_targets = kyber_sysfs_read_targets(c->opts->sysroot, d->dev.name,
 								 &rd.targets) == 0;
@@ -133,7 +135,14 @@ int observe_run(const struct observe_options *opts)
 	for (size_t i = 0; i < c.n_devs; i++) {
 		struct observed *d = &c.devs[i];
 
-		r = measure_start(&d->ms, c.observer, d->dev.kdev);
+		struct measure_where w = {
+			.sysroot = opts->sysroot, .name = d->dev.name, .track_requests = opts->track_requests,
+		};
+		struct sched_info si;
+
+		if (kyber_sysfs_read_scheduler(opts->sysroot, d->dev.name, &si) == 0)
+			w.scheduler = si.current;
+		r = measure_start(&d->ms, c.observer, d->dev.kdev, &w);
 		if (r == -EEXIST) {
 			r = log_error_errno(r, "%s is given twice", d->dev.name);
 			goto out;

@@ -14,6 +14,7 @@ struct observe_options {
 	uint64_t interval_ns;
 	uint64_t count;			/* stop after this many intervals; 0: never */
 	bool json;
+	bool track_requests;		/* time from insert/issue even where stamps would do */
 	enum observer_attach attach;
 	const char *sysroot;		/* "/sys" */
 	const char *debugfs;		/* "/sys/kernel/debug" */

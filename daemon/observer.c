@@ -25,17 +25,28 @@
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
+/*
+ * After the insert/issue programs are detached, the requests they tracked
+ * still complete through the map for this long; what is left then (a
+ * request in flight longer, or a completion never delivered) is swept.
+ */
+#define TRACKING_DRAIN_NS	1000000000ull
+
 struct observer {
 	struct kyber_observer_bpf *skel;
 	enum observer_attach mode;
 	bool kyber_view;
 	unsigned ncpus;
 	size_t stride;		/* bytes per CPU in a per-CPU value */
-	void *percpu;		/* one per-CPU kt_op_stats value */
+	void *percpu;		/* one per-CPU kt_dev_stats value */
 	unsigned max_devices;
 	bool *slot_used;
+	bool *slot_tracked;	/* KT_WATCH_TRACK set for the slot */
 	uint32_t *slot_kdev;
 	struct slot_books *books;	/* userspace corrections per slot */
+	struct bpf_program *track_progs[2];	/* insert, issue: attached on demand */
+	struct bpf_link *track_links[2];
+	uint64_t detached_ns;	/* when tracking stopped; 0: nothing to drain */
 };
 
 /* What observer_expire() took off the kernel's books, per op. */
@@ -134,6 +145,11 @@ static int choose_programs(struct observer *o, enum observer_attach want)
 		if (strstr(name, "_kyber_") && !o->kyber_view)
 			ours = false;
 		bpf_program__set_autoload(prog, ours);
+		if (ours && (strstr(name, "_rq_insert") || strstr(name, "_rq_issue"))) {
+			/* Attached only while a watched device needs them. */
+			bpf_program__set_autoattach(prog, false);
+			o->track_progs[strstr(name, "_rq_insert") ? 0 : 1] = prog;
+		}
 	}
 	return 0;
 }
@@ -169,7 +185,7 @@ static int open_skeleton(struct observer *o, enum observer_attach attach)
 	/* ~1024 requests in flight per device is far above any tag depth. */
 	bpf_map__set_max_entries(o->skel->maps.watched, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.kyber_state, o->max_devices);
-	bpf_map__set_max_entries(o->skel->maps.op_stats, o->max_devices * KT_OP_MAX);
+	bpf_map__set_max_entries(o->skel->maps.dev_stats, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.requests, MAX(4096u, o->max_devices * 1024u));
 
 	r = choose_programs(o, attach);
@@ -203,13 +219,14 @@ int observer_new(struct observer **ret, enum observer_attach attach, unsigned ma
 	if (!o)
 		return log_oom();
 	o->ncpus = (unsigned)ncpus;
-	o->stride = (sizeof(struct kt_op_stats) + 7) & ~(size_t)7;
+	o->stride = (sizeof(struct kt_dev_stats) + 7) & ~(size_t)7;
 	o->max_devices = max_devices;
 	o->percpu = calloc(o->ncpus, o->stride);
 	o->slot_used = calloc(max_devices, sizeof(bool));
+	o->slot_tracked = calloc(max_devices, sizeof(bool));
 	o->slot_kdev = calloc(max_devices, sizeof(uint32_t));
 	o->books = calloc(max_devices, sizeof(struct slot_books));
-	if (!o->percpu || !o->slot_used || !o->slot_kdev || !o->books) {
+	if (!o->percpu || !o->slot_used || !o->slot_tracked || !o->slot_kdev || !o->books) {
 		r = log_oom();
 		goto fail;
 	}
@@ -227,79 +244,168 @@ struct observer *observer_free(struct observer *o)
 {
 	if (!o)
 		return NULL;
+	for (size_t i = 0; i < ELEMENTSOF(o->track_links); i++)
+		bpf_link__destroy(o->track_links[i]);
 	kyber_observer_bpf__destroy(o->skel);
 	free(o->percpu);
 	free(o->slot_used);
+	free(o->slot_tracked);
 	free(o->slot_kdev);
 	free(o->books);
 	free(o);
 	return NULL;
 }
 
-/* Delete the request entries of one slot; books (if any) records them. */
-static int sweep_requests(struct observer *o, unsigned slot, struct slot_books *books)
+static int slot_of_kdev(const struct observer *o, uint32_t kdev)
+{
+	for (unsigned slot = 0; slot < o->max_devices; slot++)
+		if (o->slot_used[slot] && o->slot_kdev[slot] == kdev)
+			return (int)slot;
+	return -1;
+}
+
+/*
+ * Delete the request entries of one slot (slot < 0: of every device);
+ * with books, record them on their slot's books. Collects the keys first
+ * and deletes after: one walk of the map, however many match.
+ */
+static int sweep_requests(struct observer *o, int slot, bool books)
 {
 	int fd = bpf_map__fd(o->skel->maps.requests);
+	_cleanup_free_ __u64 *keys = NULL;
+	size_t n = 0, cap = 0;
 	__u64 key, next;
 	struct kt_req v;
 	void *prev = NULL;
-	int n = 0;
+	int swept = 0;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &v) == 0 && v.slot == slot &&
-		    bpf_map_delete_elem(fd, &key) == 0) {
-			if (books && v.op < KT_OP_MAX) {
-				if (v.state == KT_REQ_QUEUED)
-					books->queued[v.op]++;
-				else
-					books->inflight[v.op]++;
-				books->expired[v.op]++;
-			}
-			n++;
-			/* Start over: a deletion may reorder the walk. */
-			prev = NULL;
-			continue;
-		}
 		prev = &key;
+		if (n == cap) {
+			__u64 *k = reallocarray(keys, cap ? 2 * cap : 64, sizeof(*keys));
+
+			if (!k)
+				return -ENOMEM;
+			keys = k;
+			cap = cap ? 2 * cap : 64;
+		}
+		keys[n++] = key;
 	}
-	return n;
+	for (size_t i = 0; i < n; i++) {
+		int owner;
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) < 0)
+			continue;	/* completed meanwhile */
+		owner = slot_of_kdev(o, v.dev);
+		if ((slot >= 0 && owner != slot) || bpf_map_delete_elem(fd, &keys[i]) < 0)
+			continue;
+		if (books && owner >= 0 && v.op < KT_OP_MAX) {
+			struct slot_books *b = &o->books[owner];
+
+			if (v.state == KT_REQ_QUEUED)
+				b->queued[v.op]++;
+			else
+				b->inflight[v.op]++;
+			b->expired[v.op]++;
+		}
+		swept++;
+	}
+	return swept;
+}
+
+/* Attach insert/issue while any watched device needs them; after they are
+ * detached, sweep what they left once it had time to complete. */
+static int reconcile_tracking(struct observer *o)
+{
+	bool want = false, have = o->track_links[0] || o->track_links[1];
+
+	for (unsigned slot = 0; slot < o->max_devices; slot++)
+		want = want || (o->slot_used[slot] && o->slot_tracked[slot]);
+	if (want && !have) {
+		o->skel->bss->tracking = true;
+		o->detached_ns = 0;
+		for (size_t i = 0; i < ELEMENTSOF(o->track_progs); i++) {
+			if (!o->track_progs[i])
+				continue;
+			o->track_links[i] = bpf_program__attach(o->track_progs[i]);
+			if (!o->track_links[i]) {
+				int r = negative_errno();
+
+				return log_error_errno(r, "Failed to attach %s: %m",
+						       bpf_program__name(o->track_progs[i]));
+			}
+		}
+		log_debug("Request tracking attached (insert/issue)");
+	} else if (!want && have) {
+		for (size_t i = 0; i < ELEMENTSOF(o->track_links); i++) {
+			bpf_link__destroy(o->track_links[i]);
+			o->track_links[i] = NULL;
+		}
+		o->detached_ns = now_ns(CLOCK_MONOTONIC);
+		log_debug("Request tracking detached: every watched device is timed by its stamps");
+	} else if (!want && o->detached_ns &&
+		   now_ns(CLOCK_MONOTONIC) - o->detached_ns >= TRACKING_DRAIN_NS) {
+		int n = sweep_requests(o, -1, true);
+
+		if (n > 0)
+			log_debug("Swept %d request entries left by tracking", n);
+		o->skel->bss->tracking = false;
+		o->detached_ns = 0;
+	}
+	return 0;
+}
+
+int observer_set_tracked(struct observer *o, unsigned slot, bool tracked)
+{
+	struct kt_watch w = { .slot = slot, .flags = tracked ? KT_WATCH_TRACK : 0 };
+
+	if (slot >= o->max_devices || !o->slot_used[slot])
+		return -ENOENT;
+	if (o->slot_tracked[slot] != tracked) {
+		if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &o->slot_kdev[slot], &w,
+					BPF_EXIST) < 0)
+			return negative_errno();
+		o->slot_tracked[slot] = tracked;
+	}
+	return reconcile_tracking(o);
 }
 
 int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 {
+	struct kt_watch w = { .flags = KT_WATCH_TRACK };
 	struct kt_kyber_state ks = {};
 	unsigned slot;
 	int r;
 
-	for (slot = 0; slot < o->max_devices; slot++)
-		if (o->slot_used[slot] && o->slot_kdev[slot] == kdev)
-			return -EEXIST;
+	if (slot_of_kdev(o, kdev) >= 0)
+		return -EEXIST;
 	for (slot = 0; slot < o->max_devices && o->slot_used[slot]; slot++)
 		;
 	if (slot == o->max_devices)
 		return -ENOSPC;
 
-	/* Fresh counters and no leftovers of a previous holder of the slot. */
+	/* Fresh counters, taken now and given back at unwatch. */
 	memset(o->percpu, 0, o->ncpus * o->stride);
-	for (unsigned op = 0; op < KT_OP_MAX; op++) {
-		__u32 key = slot * KT_OP_MAX + op;
-
-		r = bpf_map_update_elem(bpf_map__fd(o->skel->maps.op_stats), &key, o->percpu, BPF_ANY);
-		if (r < 0)
-			return negative_errno();
-	}
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.dev_stats), &kdev, o->percpu, BPF_ANY) < 0)
+		return negative_errno();
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &ks, BPF_ANY) < 0)
 		return negative_errno();
-	(void)sweep_requests(o, slot, NULL);
 	memset(&o->books[slot], 0, sizeof(o->books[slot]));
 
-	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &kdev, &slot, BPF_NOEXIST) < 0)
+	/* Tracked until the caller says how the device is timed: never
+	 * misses a request in the meantime. */
+	w.slot = slot;
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &kdev, &w, BPF_NOEXIST) < 0)
 		return negative_errno();
 	o->slot_used[slot] = true;
+	o->slot_tracked[slot] = true;
 	o->slot_kdev[slot] = kdev;
 	*ret_slot = slot;
-	return 0;
+	r = reconcile_tracking(o);
+	if (r < 0)
+		(void)observer_unwatch(o, slot);
+	return r;
 }
 
 int observer_unwatch(struct observer *o, unsigned slot)
@@ -308,8 +414,11 @@ int observer_unwatch(struct observer *o, unsigned slot)
 		return -ENOENT;
 	if (bpf_map_delete_elem(bpf_map__fd(o->skel->maps.watched), &o->slot_kdev[slot]) < 0)
 		return negative_errno();
+	(void)sweep_requests(o, (int)slot, false);
+	(void)bpf_map_delete_elem(bpf_map__fd(o->skel->maps.dev_stats), &o->slot_kdev[slot]);
 	o->slot_used[slot] = false;
-	(void)sweep_requests(o, slot, NULL);
+	o->slot_tracked[slot] = false;
+	(void)reconcile_tracking(o);
 	return 0;
 }
 
@@ -317,19 +426,17 @@ int observer_expire(struct observer *o, unsigned slot)
 {
 	if (slot >= o->max_devices || !o->slot_used[slot])
 		return -ENOENT;
-	return sweep_requests(o, slot, &o->books[slot]);
+	return sweep_requests(o, (int)slot, true);
 }
 
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out)
 {
 	if (slot >= o->max_devices || !o->slot_used[slot])
 		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.dev_stats), &o->slot_kdev[slot], o->percpu) < 0)
+		return negative_errno();
+	dev_stats_sum_cpus(out, o->percpu, o->ncpus, o->stride);
 	for (unsigned op = 0; op < KT_OP_MAX; op++) {
-		__u32 key = slot * KT_OP_MAX + op;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.op_stats), &key, o->percpu) < 0)
-			return negative_errno();
-		op_stats_sum_cpus(&out->op[op], o->percpu, o->ncpus, o->stride);
 		out->op[op].queued -= o->books[slot].queued[op];
 		out->op[op].inflight -= o->books[slot].inflight[op];
 		out->expired[op] = o->books[slot].expired[op];
@@ -338,6 +445,15 @@ int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out
 		return negative_errno();
 	out->time_ns = now_ns(CLOCK_MONOTONIC);
 	return 0;
+}
+
+uint64_t observer_percpu_bytes(const struct observer *o)
+{
+	unsigned n = 0;
+
+	for (unsigned slot = 0; slot < o->max_devices; slot++)
+		n += o->slot_used[slot];
+	return (uint64_t)n * o->stride;
 }
 
 int observer_prog_stats(struct observer *o, struct observer_prog_stats *out, size_t n)

@@ -40,8 +40,20 @@ bool observer_has_kyber_view(const struct observer *o);
 /* Start watching a disk (kernel dev_t). Its counters start at zero.
  * -EEXIST if watched already, -ENOSPC if all slots are taken. */
 int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot);
-/* Stop, and drop the device's in-flight request entries. */
+/* Stop, drop the device's in-flight request entries and give its
+ * statistics' memory back. */
 int observer_unwatch(struct observer *o, unsigned slot);
+
+/*
+ * How a watched device's requests are timed. tracked: the kernel does not
+ * stamp their issue (see KT_WATCH_TRACK), so the insert/issue programs must
+ * follow them; they are attached while any watched device needs them. A
+ * device starts tracked until told otherwise.
+ */
+int observer_set_tracked(struct observer *o, unsigned slot, bool tracked);
+
+/* Per-CPU map memory the watched devices take, in bytes per CPU. */
+uint64_t observer_percpu_bytes(const struct observer *o);
 
 /*
  * Drop every request entry of a slot, correcting its queued/inflight gauges

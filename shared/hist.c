@@ -20,18 +20,6 @@ void hist_merge(__u64 *dst, const __u64 *src)
 		dst[i] += src[i];
 }
 
-int hist_delta(__u64 *out, const __u64 *cur, const __u64 *prev)
-{
-	for (uint32_t i = 0; i < KT_HIST_BUCKETS; i++) {
-		if (cur[i] < prev[i]) {
-			memset(out, 0, sizeof(__u64) * KT_HIST_BUCKETS);
-			return -ERANGE;
-		}
-		out[i] = cur[i] - prev[i];
-	}
-	return 0;
-}
-
 uint64_t hist_bucket_mid(uint32_t idx)
 {
 	uint64_t w = kt_hist_width(idx);

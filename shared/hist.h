@@ -15,10 +15,6 @@ typedef __u64 hist_t[KT_HIST_BUCKETS];
 
 uint64_t hist_count(const __u64 *h);
 void hist_merge(__u64 *dst, const __u64 *src);
-/* out = cur - prev. -ERANGE if any bucket went backwards (a counter reset:
- * the caller should treat cur as a fresh baseline); out is then zeroed. */
-int hist_delta(__u64 *out, const __u64 *cur, const __u64 *prev);
-
 /* Value below which p percent of the samples lie (p in (0,100]): the
  * midpoint of the bucket holding the ceil(p/100*n)-th sample. -ENODATA on an
  * empty histogram, -EINVAL for p out of range. */

@@ -271,16 +271,21 @@ static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_
  * the cut where reads are fine. At most once per evidence half-life.
  */
 static bool recut(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		  struct ctl_decision *d)
+		  struct ctl_decision *d, const char *m, const char *g)
 {
 	double held = ctl_levels_rate(&c->levels, c->level);
 
-	if (c->reprobe_hold || held < CTL_RECUT_GAIN * s->write.iops)
+	/* The lower rate must hold for two intervals: one alone may be a
+	 * workload's edge (writes stopping within the interval). */
+	if (c->reprobe_hold || held < CTL_RECUT_GAIN * s->write.iops ||
+	    held < CTL_RECUT_GAIN * c->prev_write_iops)
 		return false;
 	ctl_levels_forget_rate(&c->levels, c->level);
 	c->reprobe_hold = CTL_EVIDENCE_HALF_LIFE;
 	go_open(c, s, cur, d);
 	c->last_move = -1;
+	say(d, "read P%g %s well under goal %s with writes at %.0f of the %.0f IOPS this level held: "
+	    "let them run free, then cut again from above", c->goal.read_pct, m, g, s->write.iops, held);
 	return true;
 }
 
@@ -333,12 +338,8 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 		    c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
 		return;
 	}
-	if (recut(c, s, cur, d)) {
-		say(d, "read P%g %s well under goal %s with writes at %.0f of the %.0f IOPS this level "
-		    "held: let them run free, then cut again from above", c->goal.read_pct, m, g,
-		    s->write.iops, ctl_levels_rate(&c->levels, c->level));
+	if (recut(c, s, cur, d, m, g))
 		return;
-	}
 	next = lower_level(c, open);
 	/* A target just above or below the writes' P99 holds them only until
 	 * the P99's noise crosses it: go on to one that grows them on

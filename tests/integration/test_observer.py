@@ -191,9 +191,12 @@ def test_accuracy_flash_r1(daemon_factory, flash):
     # margin for that and still fails an observer that loses or misplaces
     # a share of the requests; the upper bound stays tight.
     assert_kernel_mean(o, kstat, "read", FLASH_R1_KERNEL_MEAN_LOW)
-    # No scheduler: nothing is inserted, total is device time.
-    assert o["queue"]["count"] == 0
-    assert o["total"]["p50_ns"] == o["device"]["p50_ns"]
+    # No scheduler: a request is issued as it is allocated, so where the
+    # issue is stamped at all (the queue keeps statistics, as writeback
+    # throttling makes it) the queue span stays under 1 us, and the device
+    # span is the total one.
+    assert o["queue"]["count"] == 0 or o["queue"]["p99_ns"] < 1024, o["queue"]
+    assert abs(o["total"]["p50_ns"] - o["device"]["p50_ns"]) <= 0.02 * o["total"]["p50_ns"]
 
 
 def test_accuracy_flash_w256_scheduler(daemon_factory, flash):

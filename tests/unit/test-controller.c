@@ -445,10 +445,60 @@ static void test_drift_leaves_level(void **state)
 	assert_int_equal(cur.write_ns, above_ns);
 }
 
+/*
+ * A level that held the writes at one rate and holds them at a third of it
+ * now is re-cut from above (recut()), but only once the lower rate lasts:
+ * the interval in which the writes stop is at a lower rate too, and
+ * re-cutting on it forgets the level the writes will want when they come
+ * back.
+ */
+static bool run_free_within(struct controller *c, struct kyber_targets *cur, double write_iops,
+			    unsigned n)
+{
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+	bool seen = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		flat_sample(&s, h, 1000 * USEC, write_iops, 13);
+		decide(c, &s, cur, &d);
+		seen = seen || strstr(d.reason, "run free") != NULL;
+	}
+	return seen;
+}
+
+static void test_recut_needs_a_lasting_drop(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c, edge;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+	struct goal g;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	controller_init(&c, &g);
+	flat_sample(&s, h, 8 * MSEC, 16000, 128);
+	decide(&c, &s, &cur, &d);
+	/* A level that meets the goal with 12000 writes a second. */
+	assert_false(run_free_within(&c, &cur, 12000, 20));
+	edge = c;
+	/* Each lone interval at a third of the rate, between normal ones, as
+	 * when writes stop (or pause) within an interval: never re-cut. */
+	for (unsigned i = 0; i < 6; i++) {
+		assert_false(run_free_within(&edge, &cur, 12000, 2));
+		assert_false(run_free_within(&edge, &cur, 4000, 1));
+	}
+	/* A third of the rate for good: re-cut from above. */
+	assert_true(run_free_within(&c, &cur, 4000, 10));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_needed_and_early_miss),
+		cmocka_unit_test(test_recut_needs_a_lasting_drop),
 		cmocka_unit_test(test_flash_goal_met_writes_kept),
 		cmocka_unit_test(test_shifts),
 		cmocka_unit_test(test_r1_w1_hands_off),

@@ -13,11 +13,14 @@
 #include "json-line.h"
 #include "report.h"
 
-static void add(struct kt_op_stats *s, enum kt_lat k, uint64_t ns, unsigned n)
-{
-	s->hist[k][kt_hist_index(ns)] += n;
-	s->lat_sum_ns[k] += ns * n;
-}
+/* n samples of ns in the (op, span) histogram of a snapshot or of one
+ * CPU's kt_dev_stats: both hold counters and 32-bit histograms alike. */
+#define ADD(s, opc, k, ns, n) do {						\
+		int h_ = kt_hist_of(opc, k);					\
+		assert_true(h_ >= 0);						\
+		(s)->hist[h_][kt_hist_index(ns)] += (n);			\
+		(s)->op[opc].lat_sum_ns[k] += (uint64_t)(ns) * (n);		\
+	} while (0)
 
 static struct kt_snapshot *snap(void)
 {
@@ -29,19 +32,35 @@ static struct kt_snapshot *snap(void)
 
 static void test_sum_cpus(void **state)
 {
-	struct kt_op_stats *cpu = calloc(2, sizeof(*cpu)), sum;
+	struct kt_dev_stats *cpu = calloc(2, sizeof(*cpu));
+	struct kt_snapshot *sum = snap(), *zero = snap();
+	struct kt_interval *iv = calloc(1, sizeof(*iv));
 
 	assert_non_null(cpu);
-	cpu[0].completed = 3;
-	cpu[0].inflight = 5;	/* issued here ... */
-	cpu[1].inflight = -4;	/* ... completed there */
-	add(&cpu[0], KT_LAT_TOTAL, 100000, 2);
-	add(&cpu[1], KT_LAT_TOTAL, 100000, 1);
-	op_stats_sum_cpus(&sum, cpu, 2, sizeof(*cpu));
-	assert_int_equal(sum.completed, 3);
-	assert_int_equal(sum.inflight, 1);
-	assert_int_equal(hist_count(sum.hist[KT_LAT_TOTAL]), 3);
+	assert_non_null(iv);
+	cpu[0].op[KT_OP_READ].completed = 3;
+	cpu[0].op[KT_OP_READ].inflight = 5;	/* issued here ... */
+	cpu[1].op[KT_OP_READ].inflight = -4;	/* ... completed there */
+	ADD(&cpu[0], KT_OP_READ, KT_LAT_TOTAL, 100000, 2);
+	ADD(&cpu[1], KT_OP_READ, KT_LAT_TOTAL, 100000, 1);
+	dev_stats_sum_cpus(sum, cpu, 2, sizeof(*cpu));
+	assert_int_equal(sum->op[KT_OP_READ].completed, 3);
+	assert_int_equal(sum->op[KT_OP_READ].inflight, 1);
+	assert_int_equal(sum->hist[KT_HIST_READ_QUEUE + KT_LAT_TOTAL][kt_hist_index(100000)], 3);
+
+	/* 32-bit buckets wrap: the interval is the difference modulo 2^32. */
+	ADD(zero, KT_OP_READ, KT_LAT_TOTAL, 100000, UINT32_MAX - 1);
+	sum->time_ns = 1000;
+	sum->op[KT_OP_READ].completed = 3;
+	sum->op[KT_OP_READ].lat_sum_ns[KT_LAT_TOTAL] = zero->op[KT_OP_READ].lat_sum_ns[KT_LAT_TOTAL] + 300000;
+	assert_int_equal(interval_compute(zero, sum, iv), 0);
+	assert_int_equal(iv->op[KT_OP_READ].lat[KT_LAT_TOTAL].count, 5);
+	/* Discards keep no device histogram: reported empty, not zero. */
+	assert_int_equal(iv->op[KT_OP_DISCARD].lat[KT_LAT_DEVICE].count, 0);
 	free(cpu);
+	free(sum);
+	free(zero);
+	free(iv);
 }
 
 static void test_interval(void **state)
@@ -52,10 +71,11 @@ static void test_interval(void **state)
 	assert_non_null(iv);
 	a->time_ns = 1000000000;
 	b->time_ns = 3000000000;	/* 2 s */
-	add(&a->op[KT_OP_READ], KT_LAT_DEVICE, 50000, 10);
+	ADD(a, KT_OP_READ, KT_LAT_DEVICE, 50000, 10);
 	b->op[KT_OP_READ] = a->op[KT_OP_READ];
-	add(&b->op[KT_OP_READ], KT_LAT_DEVICE, 100000, 99);
-	add(&b->op[KT_OP_READ], KT_LAT_DEVICE, 10000000, 1);
+	memcpy(b->hist, a->hist, sizeof(b->hist));
+	ADD(b, KT_OP_READ, KT_LAT_DEVICE, 100000, 99);
+	ADD(b, KT_OP_READ, KT_LAT_DEVICE, 10000000, 1);
 	a->op[KT_OP_READ].completed = 10;
 	b->op[KT_OP_READ].completed = 110;
 	b->op[KT_OP_READ].bytes = 100 * 4096;
@@ -185,8 +205,8 @@ static void test_report(void **state)
 
 	assert_non_null(iv);
 	b->time_ns = 1000000000;
-	add(&b->op[KT_OP_READ], KT_LAT_DEVICE, 95000, 100);
-	add(&b->op[KT_OP_READ], KT_LAT_TOTAL, 120000, 100);
+	ADD(b, KT_OP_READ, KT_LAT_DEVICE, 95000, 100);
+	ADD(b, KT_OP_READ, KT_LAT_TOTAL, 120000, 100);
 	b->op[KT_OP_READ].completed = 9100;
 	b->kyber.depth[KT_OP_READ] = 256;
 	assert_int_equal(interval_compute(a, b, iv), 0);
