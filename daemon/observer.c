@@ -447,15 +447,6 @@ int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out
 	return 0;
 }
 
-uint64_t observer_percpu_bytes(const struct observer *o)
-{
-	unsigned n = 0;
-
-	for (unsigned slot = 0; slot < o->max_devices; slot++)
-		n += o->slot_used[slot];
-	return (uint64_t)n * o->stride;
-}
-
 int observer_prog_stats(struct observer *o, struct observer_prog_stats *out, size_t n)
 {
 	struct bpf_program *prog;

@@ -52,8 +52,6 @@ int observer_unwatch(struct observer *o, unsigned slot);
  */
 int observer_set_tracked(struct observer *o, unsigned slot, bool tracked);
 
-/* Per-CPU map memory the watched devices take, in bytes per CPU. */
-uint64_t observer_percpu_bytes(const struct observer *o);
 
 /*
  * Drop every request entry of a slot, correcting its queued/inflight gauges
