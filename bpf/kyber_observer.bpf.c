@@ -134,10 +134,14 @@ static __always_inline __u32 rq_flags(struct request *rq, bool btf)
 	return btf ? rq->rq_flags : BPF_CORE_READ(rq, rq_flags);
 }
 
-static __always_inline __u32 rqf(enum rqf_flags bit)
-{
-	return 1u << bit;
-}
+/*
+ * A request flag's mask on the running kernel (CO-RE: the bit numbers have
+ * moved between versions); 0 where its BTF names no such flag, so a test
+ * of it is false.
+ */
+#define RQF(name)									\
+	(bpf_core_enum_value_exists(enum rqf_flags, __RQF_##name) ?			\
+	 1u << bpf_core_enum_value(enum rqf_flags, __RQF_##name) : 0u)
 
 /* A request allocated from scheduler tags: the queue has an elevator, and
  * the request normally went through insert before its issue. */
@@ -386,7 +390,7 @@ static __always_inline void complete_stamped(struct kt_dev_stats *ds, __u8 op, s
 
 	if (op >= KT_OP_MAX)
 		return;
-	if (flags & rqf(__RQF_STATS))
+	if (flags & RQF(STATS))
 		io = btf ? rq->io_start_time_ns : BPF_CORE_READ(rq, io_start_time_ns);
 	if (!start || start > now) {
 		ctr(ds, op)->untimed++;
@@ -395,7 +399,7 @@ static __always_inline void complete_stamped(struct kt_dev_stats *ds, __u8 op, s
 	if (io && io <= now && io >= start) {
 		record(ds, op, KT_LAT_QUEUE, io - start);
 		record(ds, op, KT_LAT_DEVICE, now - io);
-	} else if (!(flags & rqf(__RQF_USE_SCHED))) {
+	} else if (RQF(USE_SCHED) && !(flags & RQF(USE_SCHED))) {
 		record(ds, op, KT_LAT_DEVICE, now - start);
 	}
 	record(ds, op, KT_LAT_TOTAL, now - start);
