@@ -26,8 +26,9 @@ fio randread, 4 KiB, iodepth 256, io_uring, direct, pinned to CPU 0.
    configuration, loss = 1 - median(with) / median(baseline). A run the
    host disturbed (CPU steal over 5%) is rejected and rerun
    (benchlib.Rounds); every try is listed.
-3. Memory. The per-CPU maps kyber-tuned holds (fdinfo: type, value size,
-   max entries): what they may take per CPU at the default device count.
+3. Memory. The per-CPU maps kyber-tuned holds (fdinfo: type, value size):
+   what they take per CPU with every device of the default MaxDevices
+   watched.
 
 The results go to stdout and replace the observer-cost section of
 docs/BENCHMARKS.md (--no-write: stdout only). bpf_stats_enabled, the daemons
@@ -79,15 +80,20 @@ ATTACH_TIMEOUT_S = 20
 
 
 # ------------------------------------------------------------ the tools
-def fdinfo_prog_ids(pid):
-    """BPF programs a process holds: {prog_id: attached?} from its fdinfo."""
-    progs = {}
+def fdinfo(pid):
+    """The fields of every fd of a process (/proc/PID/fdinfo), one dict each."""
     for path in glob.glob(f"/proc/{pid}/fdinfo/*"):
         try:
             with open(path) as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
+                yield dict(line.split(":", 1) for line in f if ":" in line)
         except OSError:
             continue  # fd closed meanwhile
+
+
+def fdinfo_prog_ids(pid):
+    """BPF programs a process holds: {prog_id: attached?} from its fdinfo."""
+    progs = {}
+    for fields in fdinfo(pid):
         if "prog_id" in fields:
             prog_id = int(fields["prog_id"])
             progs[prog_id] = progs.get(prog_id, False) or "link_id" in fields
@@ -165,21 +171,13 @@ def completed_ios(dev):
 
 
 def percpu_maps(pid):
-    """[(map name, bytes per CPU)] of the per-CPU maps a process holds:
-    every entry it may create, value sizes rounded to 8 as the kernel does."""
-    maps = {}
-    for path in glob.glob(f"/proc/{pid}/fdinfo/*"):
-        try:
-            with open(path) as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-        except OSError:
-            continue
-        if int(fields.get("map_type", -1)) in PERCPU_MAP_TYPES:
-            maps[int(fields["map_id"])] = (int(fields["value_size"]), int(fields["max_entries"]))
+    """[(map name, value size in bytes)] of the per-CPU maps a process holds."""
+    sizes = {int(f["map_id"]): int(f["value_size"]) for f in fdinfo(pid)
+             if int(f.get("map_type", -1)) in PERCPU_MAP_TYPES}
     out = subprocess.run(["bpftool", "-j", "map", "show"], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
     names = {m["id"]: m.get("name", "?") for m in json.loads(out)}
-    return [(names.get(i, "?"), (v + 7) // 8 * 8 * n, v, n) for i, (v, n) in sorted(maps.items())]
+    return [(names.get(i, "?"), v) for i, v in sorted(sizes.items())]
 
 
 def measure_memory(dev):
@@ -312,8 +310,9 @@ def loss_lines(summary):
 def memory_lines(memory):
     """The per-CPU maps of `--observe DEV` (sized for its one device) scaled
     to the daemon's default MaxDevices."""
-    total = sum((v + 7) // 8 * 8 * DEFAULT_MAX_DEVICES for _, _, v, _ in memory)
-    parts = ", ".join(f"{name}: {v} B per device" for name, _, v, _ in memory) or "none"
+    # The kernel rounds per-CPU values to 8 bytes.
+    total = sum((v + 7) // 8 * 8 * DEFAULT_MAX_DEVICES for _, v in memory)
+    parts = ", ".join(f"{name}: {v} B per device" for name, v in memory) or "none"
     return [verdict(total <= TARGET_PERCPU_BYTES,
                     f"≤ {TARGET_PERCPU_BYTES // 1024} KiB of per-CPU maps per CPU at the default "
                     f"MaxDevices={DEFAULT_MAX_DEVICES}, every device watched: {total / 1024:.1f} KiB "

@@ -364,8 +364,6 @@ static __always_inline void complete_tracked(struct kt_dev_stats *ds, __u8 op, s
 {
 	__u64 start = r->insert_ns ? r->insert_ns : r->issue_ns;
 
-	if (op >= KT_OP_MAX)
-		return;
 	if (r->state == KT_REQ_ISSUED) {
 		record(ds, op, KT_LAT_DEVICE, now - r->issue_ns);
 		ctr(ds, op)->inflight--;
@@ -388,8 +386,6 @@ static __always_inline void complete_stamped(struct kt_dev_stats *ds, __u8 op, s
 	__u64 start = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
 	__u64 io = 0;
 
-	if (op >= KT_OP_MAX)
-		return;
 	if (flags & RQF(STATS))
 		io = btf ? rq->io_start_time_ns : BPF_CORE_READ(rq, io_start_time_ns);
 	if (!start || start > now) {

@@ -209,20 +209,26 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 	return true;
 }
 
+/* Where the device's measurement reads, with the scheduler it runs now. */
+static struct measure_where where_of(const struct device *d)
+{
+	return (struct measure_where){
+		.sysroot = d->env.o->sysroot, .debugfs = d->env.o->debugfs, .name = d->dev.name,
+		.scheduler = d->scheduler[0] ? d->scheduler : NULL,
+	};
+}
+
 void device_step(struct device *d)
 {
 	const struct manager_callbacks *cb = d->env.cb;
-	struct measure_where w = {
-		.sysroot = d->env.o->sysroot, .debugfs = d->env.o->debugfs, .name = d->dev.name,
-	};
+	struct measure_where w;
 	struct ctl_sample s;
 	bool changed = false;
 
 	device_refresh_scheduler(d);
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
-	w.kyber = strcmp(d->scheduler, "kyber") == 0;
-	w.scheduler = d->scheduler[0] ? d->scheduler : NULL;
+	w = where_of(d);
 	if (measure_step(&d->ms, d->env.observer, &w) < 0) {
 		log_dev_warning(d->dev.name, "failed to read counters");
 		return;
@@ -364,9 +370,7 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 		error_setf(error, r, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
 		goto fail;
 	}
-	w = (struct measure_where){
-		.sysroot = o->sysroot, .name = d->dev.name, .scheduler = d->scheduler[0] ? d->scheduler : NULL,
-	};
+	w = where_of(d);
 	r = measure_start(&d->ms, env->observer, d->dev.kdev, &w);
 	if (r < 0) {
 		error_setf(error, r, "Failed to watch %s: %s", d->dev.name,

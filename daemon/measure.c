@@ -15,13 +15,18 @@
  * issued as it is allocated and I/O accounting stamps the allocation. Any
  * other elevator, or none without accounting, is tracked.
  */
+static bool on_kyber(const struct measure_where *w)
+{
+	return w->scheduler && strcmp(w->scheduler, "kyber") == 0;
+}
+
 static bool needs_tracking(const struct measure_where *w)
 {
 	bool iostats;
 
 	if (!w->scheduler || w->track_requests)
 		return true;
-	if (strcmp(w->scheduler, "kyber") == 0)
+	if (on_kyber(w))
 		return false;
 	if (strcmp(w->scheduler, "none") != 0)
 		return true;
@@ -115,7 +120,7 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 	ms->base = ms->cur;
 	ms->cur = t;
 	sweep_lost(ms, o, w);
-	if (w->kyber && !ms->iv->reset)
+	if (on_kyber(w) && !ms->iv->reset)
 		resolve_depths(ms, w);
 	return 0;
 }

@@ -38,8 +38,7 @@ int measure_restart(struct measure *ms, struct observer *o);
 struct measure_where {
 	const char *sysroot, *debugfs;	/* "/sys", "/sys/kernel/debug" normally */
 	const char *name;		/* the disk */
-	bool kyber;			/* Kyber is its scheduler: read its depths */
-	const char *scheduler;		/* its scheduler now; NULL: unknown */
+	const char *scheduler;		/* its scheduler now (Kyber: read its depths); NULL: unknown */
 	bool track_requests;		/* track insert/issue even where the kernel stamps */
 };
 

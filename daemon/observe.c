@@ -56,9 +56,8 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 
 	if (kyber_sysfs_read_scheduler(c->opts->sysroot, d->dev.name, &si) == 0) {
 		rd.scheduler = si.current;
-		w.kyber = strcmp(si.current, "kyber") == 0;
 		w.scheduler = si.current;
-		if (w.kyber)
+		if (strcmp(si.current, "kyber") == 0)
 			rd.has_targets = kyber_sysfs_read_targets(c->opts->sysroot, d->dev.name,
 								 &rd.targets) == 0;
 	}

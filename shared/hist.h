@@ -20,7 +20,7 @@ void hist_merge(__u64 *dst, const __u64 *src);
  * empty histogram, -EINVAL for p out of range. */
 int hist_percentile(const __u64 *h, double p, uint64_t *ret);
 
-/* Mean from bucket midpoints; exact sums (kt_op_stats.lat_sum_ns) are
+/* Mean from bucket midpoints; exact sums (kt_op_counters.lat_sum_ns) are
  * better when available. -ENODATA when empty. */
 int hist_mean(const __u64 *h, double *ret);
 
