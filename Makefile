@@ -68,7 +68,7 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemo
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c
 SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/device.c daemon/device-status.c daemon/device-sched.c \
+	daemon/blockdev.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)

@@ -54,6 +54,19 @@ static int name_from_path(const char *sysroot, const char *path, char *name, siz
 	return 0;
 }
 
+static int read_diskseq(const char *path, uint64_t *ret)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	unsigned long long v;
+
+	if (!f)
+		return negative_errno();
+	if (fscanf(f, "%llu", &v) != 1)
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
 int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out, sd_bus_error *error)
 {
 	char name[64], path[PATH_MAX];
@@ -96,6 +109,8 @@ int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out,
 		return error_setf(error, -ENOTSUP, "%s is not a blk-mq device: it has no I/O scheduler", name);
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	out->kdev = KT_MKDEV(out->major, out->minor);
+	snprintf(path, sizeof(path), "%s/class/block/%s/diskseq", sysroot, name);
+	(void)read_diskseq(path, &out->diskseq);	/* absent: 0, names and dev_t only */
 	return 0;
 }
 

@@ -11,6 +11,11 @@ struct blockdev {
 	char name[64];		/* "loop3" */
 	unsigned major, minor;
 	uint32_t kdev;		/* kernel dev_t encoding, as BPF sees it */
+	/* The kernel's number for this disk's media, new with every attach
+	 * (a loop device's new file, a disk replugged): a name and dev_t
+	 * can be reused by another disk, a diskseq cannot. 0: the kernel
+	 * has none (before 5.15). */
+	uint64_t diskseq;
 };
 
 /*

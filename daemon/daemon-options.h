@@ -21,7 +21,20 @@ enum goal_source {
 	GOAL_SOURCE_RUNTIME,		/* D-Bus / kyber-tunectl */
 	GOAL_SOURCE_CONFIG,		/* kyber-tuned.conf [Goals] */
 	GOAL_SOURCE_CLI,		/* --goal */
+	_GOAL_SOURCE_MAX,
 };
+
+/* "runtime", "config", "command-line": the GoalSource property. */
+static inline const char *goal_source_to_string(enum goal_source s)
+{
+	static const char *const names[_GOAL_SOURCE_MAX] = {
+		[GOAL_SOURCE_RUNTIME] = "runtime",
+		[GOAL_SOURCE_CONFIG] = "config",
+		[GOAL_SOURCE_CLI] = "command-line",
+	};
+
+	return (unsigned)s < _GOAL_SOURCE_MAX ? names[s] : "?";
+}
 
 struct manager_options {
 	uint64_t interval_ns;		/* control interval (1 s) */

@@ -28,6 +28,10 @@ struct device {
 	enum ctl_state state;
 	char reason[256];
 	bool overridden, paused;
+	bool restored;			/* reset: the originals are what it left there */
+	/* The configured goal a run-time goal stands over: it applies again
+	 * once the run-time goal is cleared. "": none. */
+	char config_goal[GOAL_TEXT_MAX];
 	bool gone;			/* the disk went away: nothing to restore */
 	bool have_interval;
 	struct ctl_decision last;	/* last decision */
@@ -49,6 +53,13 @@ const char *device_sched_expected(const struct device *d);
 int device_sched_adopt(struct device *d, sd_bus_error *error);
 /* After the controller's step: stay, or switch (true). */
 bool device_sched_step(struct device *d, const struct ctl_sample *s);
+
+/* device-operator.c: settings changed by someone else. */
+/* Someone else changed it: hands off until resumed (logged, state overridden). */
+void device_mark_overridden(struct device *d, const char *why);
+/* Record in the originals what kyber-tuned leaves on the device now, for
+ * the next instance to compare (after every change it makes). */
+void device_note_left(struct device *d);
 
 /* device-status.c: the interval's --json line and flight record. */
 void device_report_json(const struct device *d, bool changed);

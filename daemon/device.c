@@ -108,10 +108,7 @@ static bool check_override(struct device *d)
 			 (unsigned long long)now.read_ns, (unsigned long long)now.write_ns);
 	else
 		return false;
-	d->overridden = true;
-	device_set_state(d, CTL_OVERRIDDEN, why);
-	log_dev_event(LOG_LEVEL_NOTICE, d->dev.name, LOG_MESSAGE_OVERRIDDEN, "%s; not touching it until resumed",
-		      why);
+	device_mark_overridden(d, why);
 	return true;
 }
 
@@ -249,6 +246,7 @@ void device_step(struct device *d)
 		if (d->last.goal_known && !d->last.goal_met && cb->goal_violated)
 			cb->goal_violated(d, d->last.metric_ns, d->goal.read_ns, cb->userdata);
 	}
+	device_note_left(d);
 	if (d->env.o->json)
 		device_report_json(d, changed);
 	if (d->env.recorder)
@@ -291,28 +289,12 @@ static int start_kyber(struct device *d, sd_bus_error *error)
 	return 0;
 }
 
-/*
- * The original scheduler and targets: what a previous instance recorded
- * if it was tuning this device when it died (sysfs holds its tuning now),
- * else what sysfs holds. Recorded in the runtime directory before anything
- * changes, so that a crash cannot lose them.
- */
-static int save_original(struct device *d, sd_bus_error *error)
+/* What sysfs holds, as the originals, recorded before anything changes. */
+static int record_original(struct device *d, sd_bus_error *error)
 {
-	struct original *prev = originals_find(d->env.originals, d->id), e;
+	struct original e;
 	int r;
 
-	if (prev) {
-		memset(&d->original, 0, sizeof(d->original));
-		snprintf(d->original.scheduler, sizeof(d->original.scheduler), "%s", prev->scheduler);
-		d->original.was_kyber = prev->was_kyber;
-		d->original.targets.read_ns = prev->read_target_ns;
-		d->original.targets.write_ns = prev->write_target_ns;
-		log_dev_info(d->dev.name, "was tuned by a previous instance; its originals are scheduler %s",
-			 prev->scheduler);
-		d->saved = true;
-		return 0;
-	}
 	r = kyber_sysfs_save(d->env.o->sysroot, d->dev.name, &d->original);
 	if (r < 0)
 		return error_setf(error, r, "Failed to read the scheduler and targets of %s: %s",
@@ -325,6 +307,56 @@ static int save_original(struct device *d, sd_bus_error *error)
 	};
 	if (originals_put(d->env.originals, &e) == 0)
 		d->env.save_originals(d->env.owner);
+	return 0;
+}
+
+/*
+ * The original scheduler and targets: what a previous instance recorded
+ * if it was tuning this device when it died (sysfs holds its tuning now),
+ * else what sysfs holds. Recorded in the runtime directory before anything
+ * changes, so that a crash cannot lose them.
+ */
+static int save_original(struct device *d, sd_bus_error *error)
+{
+	struct original *prev = originals_find(d->env.originals, d->id);
+	struct kyber_saved left, now;
+	char why[160];
+
+	if (prev && original_left(prev, &left) &&
+	    kyber_sysfs_save(d->env.o->sysroot, d->dev.name, &now) == 0 &&
+	    kyber_saved_differ(&now, &left, why, sizeof(why))) {
+		/* Changed by hand while no instance ran: that is the device's
+		 * setting now, and the one to go back to. */
+		log_dev_notice(d->dev.name, "changed by someone else since the previous instance stopped (%s): "
+			       "its settings now are its originals", why);
+		originals_remove(d->env.originals, d->id);
+		prev = NULL;
+		d->overridden = true;
+	}
+	if (prev) {
+		memset(&d->original, 0, sizeof(d->original));
+		snprintf(d->original.scheduler, sizeof(d->original.scheduler), "%s", prev->scheduler);
+		d->original.was_kyber = prev->was_kyber;
+		d->original.targets.read_ns = prev->read_target_ns;
+		d->original.targets.write_ns = prev->write_target_ns;
+		log_dev_info(d->dev.name, "was tuned by a previous instance; its originals are scheduler %s",
+			 prev->scheduler);
+		d->saved = true;
+		return 0;
+	}
+	return record_original(d, error);
+}
+
+/* Changed by hand while paused or reset: what sysfs holds now is what to
+ * go back to from now on. */
+static int retake_original(struct device *d, const char *why)
+{
+	int r = record_original(d, NULL);
+
+	if (r < 0)
+		return r;
+	log_dev_notice(d->dev.name, "changed by someone else while not tuned (%s): scheduler %s is its "
+		       "original from now on", why, d->original.scheduler);
 	return 0;
 }
 
@@ -361,7 +393,9 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 	if (r < 0)
 		goto fail;
 	sched_choice_init(&d->sched, &d->goal, d->original.was_kyber, o->switch_scheduler);
-	r = d->sched.run == SCHED_RUN_KYBER ? start_kyber(d, error) : 0;
+	if (d->overridden)
+		d->sched.run = strcmp(d->original.scheduler, "kyber") == 0 ? SCHED_RUN_KYBER : SCHED_RUN_ORIGINAL;
+	r = d->sched.run == SCHED_RUN_KYBER && !d->overridden ? start_kyber(d, error) : 0;
 	device_refresh_scheduler(d);
 	if (r < 0)
 		goto fail;
@@ -379,6 +413,10 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 	}
 	if (g->mode == GOAL_MODE_ADVISE)
 		device_set_state(d, CTL_ADVISE, "mode=advise: decisions are reported, nothing is written");
+	if (d->overridden)
+		device_mark_overridden(d, "changed by someone else while kyber-tuned was not running");
+	else
+		device_note_left(d);
 	format_targets(tg, sizeof(tg), &d->written);
 	if (d->sched.run == SCHED_RUN_KYBER)
 		log_dev_info(d->dev.name, "tuning toward %s (targets now %s)", goal_format(g, goal, sizeof(goal)),
@@ -393,12 +431,18 @@ fail:
 	return r;
 }
 
-bool device_present(struct device *d)
+bool device_present(struct device *d, char *why, size_t n)
 {
 	struct blockdev now;
 
-	if (blockdev_resolve(d->env.o->sysroot, d->dev.name, &now, NULL) == 0 &&
-	    now.kdev == d->dev.kdev)
+	if (blockdev_resolve(d->env.o->sysroot, d->dev.name, &now, NULL) < 0 || now.kdev != d->dev.kdev)
+		snprintf(why, n, "the disk went away");
+	else if (now.diskseq != d->dev.diskseq)
+		/* A loop device detached and attached to another file, a disk
+		 * swapped: what was saved and learned is the old disk's. */
+		snprintf(why, n, "another disk took its name (diskseq %llu -> %llu)",
+			 (unsigned long long)d->dev.diskseq, (unsigned long long)now.diskseq);
+	else
 		return true;
 	d->gone = true;
 	return false;
@@ -406,6 +450,7 @@ bool device_present(struct device *d)
 
 static void restore(struct device *d)
 {
+	char why[160];
 	int r;
 
 	if (!d->saved)
@@ -418,6 +463,10 @@ static void restore(struct device *d)
 		return;
 	if (d->overridden) {
 		log_dev_notice(d->dev.name, "overridden by someone else: leaving it as it is");
+		return;
+	}
+	if (!device_as_left(d, why, sizeof(why))) {
+		log_dev_notice(d->dev.name, "changed by someone else (%s): leaving it as it is", why);
 		return;
 	}
 	r = kyber_sysfs_restore(d->env.o->sysroot, d->dev.name, &d->original);
@@ -463,7 +512,16 @@ void device_pause(struct device *d)
 int device_resume(struct device *d)
 {
 	struct sched_info si;
+	char why[160];
 	int r;
+
+	/* Changed by hand while kyber-tuned stood aside: that is what to go
+	 * back to from now on. */
+	if (!d->overridden && !device_as_left(d, why, sizeof(why))) {
+		r = retake_original(d, why);
+		if (r < 0)
+			return r;
+	}
 
 	/* After a reset the device is back on its original scheduler. */
 	r = kyber_sysfs_read_scheduler(d->env.o->sysroot, d->dev.name, &si);
@@ -480,7 +538,8 @@ int device_resume(struct device *d)
 		if (r < 0)
 			return r;
 	}
-	d->overridden = d->paused = false;
+	d->overridden = d->paused = d->restored = false;
+	device_note_left(d);
 	controller_relearn(d->ctl);
 	device_set_state(d, d->goal.mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "resumed");
 	return 0;
@@ -497,7 +556,8 @@ int device_reset(struct device *d)
 		return r;
 	/* Back on the originals: tuning again starts from Kyber afresh. */
 	controller_init(d->ctl, &d->goal);
-	d->paused = true;
+	d->paused = d->restored = true;
+	device_note_left(d);
 	device_set_state(d, CTL_PAUSED, "reset: original scheduler and targets restored");
 	return 0;
 }

@@ -48,11 +48,25 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 struct device *device_free(struct device *d);
 /* One interval: measure, decide, apply, report. */
 void device_step(struct device *d);
-/* Is the disk still there, with the same dev_t (a new disk may reuse the
- * name)? Once it is not, nothing is restored when the device is freed. */
-bool device_present(struct device *d);
+/* Is the disk still there, with the same dev_t and diskseq (a new disk
+ * may reuse the name and number)? If not, why, in a phrase; nothing is
+ * restored when the device is freed. */
+bool device_present(struct device *d, char *why, size_t n);
 
 void device_set_goal(struct device *d, const struct goal *g, enum goal_source source);
+/* The configured goal a run-time goal stands over (NULL: none). */
+void device_set_config_goal(struct device *d, const char *goal_text);
+const char *device_config_goal(const struct device *d);
+/* Does the device still have the scheduler and targets kyber-tuned left
+ * on it? If not, what differs, in a phrase. */
+bool device_as_left(struct device *d, char *why, size_t n);
+/* What the instance that recorded e left on the device; false if it
+ * recorded nothing (an older version). */
+struct original;
+bool original_left(const struct original *e, struct kyber_saved *out);
+/* A setting read now against one kyber-tuned left: what differs, in a
+ * phrase, or false. */
+bool kyber_saved_differ(const struct kyber_saved *now, const struct kyber_saved *left, char *why, size_t n);
 void device_pause(struct device *d);
 int device_resume(struct device *d);
 int device_reset(struct device *d);

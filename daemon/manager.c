@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,25 +7,11 @@
 #include "device.h"
 #include "error.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-internal.h"
 #include "state.h"
 #include "parse-util.h"
 #include "record.h"
 
-struct manager {
-	struct manager_options o;
-	char *sysroot, *debugfs, *state_dir, *runtime_dir, *record_path;	/* owned copies */
-	sd_event *event;
-	sd_event_source *tick;		/* off while no device is tuned */
-	struct observer *observer;
-	struct device **devs;
-	size_t n_devs;
-	struct manager_callbacks cb;
-	struct recorder *recorder;
-	struct state state;		/* goals set at run time, learned state */
-	struct originals originals;	/* what to restore, also after a crash */
-	char *state_path, *originals_path;	/* NULL: not kept */
-};
 
 void manager_options_default(struct manager_options *o)
 {
@@ -78,10 +63,12 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
 
-		if (!device_present(d)) {
+		char why[96];
+
+		if (!device_present(d, why, sizeof(why))) {
 			/* A run-time goal stays in the state file: it resumes
 			 * when the daemon next starts with the disk there. */
-			log_dev_notice(device_name(d), "the disk went away; no longer tuning it");
+			log_dev_notice(device_name(d), "%s; no longer tuning it", why);
 			remove_device(m, i);
 			continue;
 		}
@@ -154,7 +141,7 @@ static void save_state(void *owner)
 		log_warning_errno(r, "Failed to save %s: %m", m->state_path);
 }
 
-static void save_originals(void *owner)
+void manager_save_originals(void *owner)
 {
 	struct manager *m = owner;
 	int r;
@@ -312,6 +299,24 @@ static void remember_goal(struct manager *m, struct device *d)
 		save_state(m);
 }
 
+/* A configured goal for a device whose goal was set at run time or on the
+ * command line: that one stands; this one applies once a run-time goal is
+ * cleared. Said once per change. */
+static void stand_behind(struct device *d, const struct goal *g)
+{
+	const char *before = device_config_goal(d);
+	char text[GOAL_TEXT_MAX], now[GOAL_TEXT_MAX];
+
+	goal_format(g, text, sizeof(text));
+	if (before && strcmp(before, text) == 0)
+		return;
+	device_set_config_goal(d, text);
+	log_dev_info(device_name(d), "the configured goal %s stands behind the goal %s, %s", text,
+		     goal_format(device_goal(d), now, sizeof(now)),
+		     device_source(d) == GOAL_SOURCE_RUNTIME ? "set at run time, until it is cleared" :
+							       "given on the command line");
+}
+
 int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
 			  enum goal_source source, sd_bus_error *error)
 {
@@ -325,11 +330,21 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 		return r;
 	d = manager_find(m, device);
 	if (d) {
-		if (device_source(d) == GOAL_SOURCE_RUNTIME && source == GOAL_SOURCE_CONFIG)
-			return 0;	/* set at run time: the configuration does not override it */
+		if (source == GOAL_SOURCE_CONFIG && device_source(d) != GOAL_SOURCE_CONFIG) {
+			stand_behind(d, &g);
+			return 0;
+		}
 		/* A reload repeating a goal changes nothing: what was learned stays. */
 		if (source == GOAL_SOURCE_CONFIG && device_source(d) == source && goal_equal(device_goal(d), &g))
 			return 0;
+		if (source == GOAL_SOURCE_RUNTIME && device_source(d) == GOAL_SOURCE_CONFIG) {
+			char was[GOAL_TEXT_MAX];
+
+			goal_format(device_goal(d), was, sizeof(was));
+			device_set_config_goal(d, was);
+			log_dev_info(device_name(d), "a goal set at run time replaces the configured goal %s "
+				     "until it is cleared", was);
+		}
 		device_set_goal(d, &g, source);
 		remember_goal(m, d);
 		/* Someone else took the device over; a goal set at run time is
@@ -357,7 +372,7 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 			       .o = &m->o, .observer = m->observer, .event = m->event,
 			       .recorder = m->recorder, .cb = &m->cb,
 			       .state = &m->state, .originals = &m->originals,
-			       .save_state = save_state, .save_originals = save_originals, .owner = m,
+			       .save_state = save_state, .save_originals = manager_save_originals, .owner = m,
 		       }, &bd, &g, source, &d, error);
 	if (r < 0)
 		return r;
@@ -374,92 +389,20 @@ int manager_set_goal(struct manager *m, const char *device, const char *goal_tex
 	return manager_set_goal_from(m, device, goal_text, GOAL_SOURCE_RUNTIME, error);
 }
 
-/* A device (in /sys/class/block) whose stable id is id; false if none. */
-static bool find_by_id(const struct manager *m, const char *id, const char *hint, struct blockdev *out)
-{
-	char path[PATH_MAX], other[160];
-	struct dirent *de;
-	DIR *dir;
-	bool found = false;
-
-	if (hint && blockdev_resolve(m->o.sysroot, hint, out, NULL) == 0) {
-		blockdev_stable_id(m->o.sysroot, out, other, sizeof(other));
-		if (strcmp(other, id) == 0)
-			return true;
-	}
-	snprintf(path, sizeof(path), "%s/class/block", m->o.sysroot);
-	dir = opendir(path);
-	if (!dir)
-		return false;
-	while (!found && (de = readdir(dir))) {
-		if (de->d_name[0] == '.' || blockdev_resolve(m->o.sysroot, de->d_name, out, NULL) < 0)
-			continue;
-		blockdev_stable_id(m->o.sysroot, out, other, sizeof(other));
-		found = strcmp(other, id) == 0;
-	}
-	closedir(dir);
-	return found;
-}
-
-void manager_restore_previous(struct manager *m)
-{
-	struct blockdev bd;
-
-	for (size_t i = 0; i < m->state.n; i++) {
-		const struct state_device *sd = &m->state.devs[i];
-		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-		int r;
-
-		if (!sd->goal || manager_find(m, sd->name))
-			continue;
-		if (!find_by_id(m, sd->id, sd->name, &bd)) {
-			log_notice("Device %s (%s) with a goal set at run time is not here; keeping its goal",
-				   sd->name ? sd->name : "?", sd->id);
-			continue;
-		}
-		r = manager_set_goal_from(m, bd.name, sd->goal, GOAL_SOURCE_RUNTIME, &error);
-		if (r < 0)
-			log_dev_warning(bd.name, "cannot resume its goal %s: %s", sd->goal,
-					error_message(&error, r));
-		else
-			log_dev_info(bd.name, "resumed the goal set at run time: %s", sd->goal);
-	}
-	/* Originals left by an instance that did not exit cleanly. */
-	for (size_t i = 0; i < m->originals.n;) {
-		struct original *e = &m->originals.v[i];
-		struct kyber_saved saved = { .was_kyber = e->was_kyber,
-					     .targets = { e->read_target_ns, e->write_target_ns } };
-		bool tuned = false;
-
-		for (size_t j = 0; j < m->n_devs; j++)
-			tuned |= strcmp(device_id(m->devs[j]), e->id) == 0;
-		if (tuned) {
-			i++;
-			continue;
-		}
-		snprintf(saved.scheduler, sizeof(saved.scheduler), "%s", e->scheduler);
-		if (find_by_id(m, e->id, e->name, &bd) &&
-		    kyber_sysfs_restore(m->o.sysroot, bd.name, &saved) == 0)
-			log_dev_event(LOG_LEVEL_INFO, bd.name, LOG_MESSAGE_RESTORED,
-				      "restored scheduler %s left tuned by a previous instance",
-				 e->scheduler);
-		else
-			log_warning("Device %s (%s) tuned by a previous instance: could not restore it",
-				    e->name ? e->name : "?", e->id);
-		originals_remove(&m->originals, e->id);	/* moves the last entry here */
-	}
-	save_originals(m);
-}
-
 void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n)
 {
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
-		bool keep = device_source(d) != GOAL_SOURCE_CONFIG;
+		bool listed = false;
 
-		for (size_t j = 0; !keep && j < n; j++)
-			keep = manager_find(m, devices[j]) == d;
-		if (keep) {
+		for (size_t j = 0; !listed && j < n; j++)
+			listed = manager_find(m, devices[j]) == d;
+		if (!listed && device_config_goal(d)) {
+			log_dev_info(device_name(d), "its configured goal %s is no longer in the configuration",
+				     device_config_goal(d));
+			device_set_config_goal(d, NULL);
+		}
+		if (listed || device_source(d) != GOAL_SOURCE_CONFIG) {
 			i++;
 			continue;
 		}
@@ -479,9 +422,21 @@ int manager_clear_goal(struct manager *m, const char *device, sd_bus_error *erro
 		return r;
 	for (i = 0; m->devs[i] != d; i++)
 		;
-	log_dev_info(device_name(d), "goal cleared");
 	state_remove(&m->state, device_id(d));
 	save_state(m);
+	if (device_source(d) == GOAL_SOURCE_RUNTIME && device_config_goal(d)) {
+		struct goal g;
+
+		r = goal_parse(device_config_goal(d), &g, NULL);
+		if (r >= 0) {
+			log_dev_info(device_name(d), "goal set at run time cleared; the configured goal %s applies again",
+				     device_config_goal(d));
+			device_set_goal(d, &g, GOAL_SOURCE_CONFIG);
+			device_set_config_goal(d, NULL);
+			return 0;
+		}
+	}
+	log_dev_info(device_name(d), "goal cleared");
 	remove_device(m, i);
 	return 0;
 }

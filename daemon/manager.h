@@ -47,11 +47,15 @@ int manager_set_goal(struct manager *m, const char *device, const char *goal_tex
 int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
 			  enum goal_source source, sd_bus_error *error);
 /*
- * After the command line and configuration goals are set: resume the
- * run-time goals kept in the state file, and put back the originals of
- * devices a previous instance tuned but this one does not (after a crash).
+ * At start, after the command line's goals and before the configuration's
+ * (a run-time goal stands over a configured one): resume the run-time
+ * goals kept in the state file.
  */
-void manager_restore_previous(struct manager *m);
+void manager_resume_goals(struct manager *m);
+/* Then, after the configuration's: put back the originals of devices a
+ * previous instance tuned but this one does not (after a crash), unless
+ * someone changed them since. */
+void manager_restore_leftovers(struct manager *m);
 /* Configuration reload: devices whose goal came from the configuration and
  * that are no longer in it stop (rolling back). */
 void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n);

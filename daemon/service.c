@@ -202,8 +202,9 @@ int service_run(const struct service_options *o)
 	r = apply_cli_goals(&svc);
 	if (r < 0)
 		goto out;
+	manager_resume_goals(svc.m);
 	(void)apply_conf_goals(&svc);
-	manager_restore_previous(svc.m);
+	manager_restore_leftovers(svc.m);
 	if (o->bus) {
 		r = bus_start(&bus, event, svc.m);
 		if (r < 0)

@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -259,8 +260,16 @@ int originals_decode(const uint8_t *buf, size_t len, struct originals *out)
 			.id = p->device_id, .name = p->name, .scheduler = p->scheduler,
 			.was_kyber = p->was_kyber, .read_target_ns = p->read_target_ns,
 			.write_target_ns = p->write_target_ns,
+			.left_read_target_ns = p->left_read_target_ns,
+			.left_write_target_ns = p->left_write_target_ns,
 		};
 
+		if (p->left_scheduler && strlen(p->left_scheduler) >= sizeof(e.left_scheduler)) {
+			r = -EBADMSG;
+			goto out;
+		}
+		snprintf(e.left_scheduler, sizeof(e.left_scheduler), "%s",
+			 p->left_scheduler ? p->left_scheduler : "");
 		r = originals_put(out, &e);
 		if (r < 0) {
 			r = r == -EINVAL ? -EBADMSG : r;
@@ -294,6 +303,9 @@ int originals_encode(const struct originals *o, uint8_t **ret, size_t *ret_len)
 		v[i].was_kyber = o->v[i].was_kyber;
 		v[i].read_target_ns = o->v[i].read_target_ns;
 		v[i].write_target_ns = o->v[i].write_target_ns;
+		v[i].left_scheduler = (char *)o->v[i].left_scheduler;
+		v[i].left_read_target_ns = o->v[i].left_read_target_ns;
+		v[i].left_write_target_ns = o->v[i].left_write_target_ns;
 		ptrs[i] = &v[i];
 	}
 	m.version = STATE_VERSION;

@@ -32,10 +32,15 @@ struct state {
 	size_t n;
 };
 
+#define ORIGINAL_SCHED_MAX 32	/* a scheduler's name, NUL included */
+
 struct original {
 	char *id, *name, *scheduler;
 	bool was_kyber;
 	uint64_t read_target_ns, write_target_ns;
+	/* What kyber-tuned last left on the device ("": not recorded). */
+	char left_scheduler[ORIGINAL_SCHED_MAX];
+	uint64_t left_read_target_ns, left_write_target_ns;
 };
 
 struct originals {

@@ -35,6 +35,7 @@
 	X(SCHEDULER_REASON, "SchedulerReason", "s", CHANGE, scheduler_reason)		\
 	X(SCHEDULER_SWITCHES, "SchedulerSwitches", "t", CHANGE, scheduler_switches)	\
 	X(GOAL, "Goal", "s", CHANGE, goal)						\
+	X(GOAL_SOURCE, "GoalSource", "s", CHANGE, goal_source)				\
 	X(STATE, "State", "s", CHANGE, state)						\
 	X(REASON, "Reason", "s", CHANGE, reason)					\
 	X(READ_TARGET, "ReadTarget", "t", CHANGE, read_target_ns)			\

@@ -227,6 +227,18 @@ static void op_line(FILE *f, const char *label, double iops, uint64_t p50, uint6
 	fputc('\n', f);
 }
 
+/* What status says of a goal's source: where to change it. */
+static const char *goal_source_label(const char *source)
+{
+	if (strcmp(source, "runtime") == 0)
+		return "set at run time";
+	if (strcmp(source, "config") == 0)
+		return "from the configuration";
+	if (strcmp(source, "command-line") == 0)
+		return "from the command line";
+	return source;
+}
+
 void tf_status_print(FILE *f, const struct tf_status *s, bool utf8)
 {
 	char a[DURATION_BUF_MAX], b[DURATION_BUF_MAX], pct[16];
@@ -247,6 +259,11 @@ void tf_status_print(FILE *f, const struct tf_status *s, bool utf8)
 	}
 	fprintf(f, "\n%12s: ", "Goal");
 	put_text(f, s->goal);
+	if (s->goal_source && *s->goal_source) {
+		fputs(" (", f);
+		put_text(f, goal_source_label(s->goal_source));
+		fputc(')', f);
+	}
 	if (s->goal_metric_ns)
 		fprintf(f, "; read %s now %s: %s", goal_pct_label(s->goal, pct, sizeof(pct)),
 			format_duration(a, sizeof(a), s->goal_metric_ns), s->goal_met ? "met" : "missed");
@@ -289,6 +306,7 @@ int tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns)
 	tf_json_str(&j, "scheduler_reason", s->scheduler_reason);
 	tf_json_u64(&j, "scheduler_switches", s->scheduler_switches);
 	tf_json_str(&j, "goal", s->goal);
+	tf_json_str(&j, "goal_source", s->goal_source);
 	tf_json_str(&j, "state", s->state);
 	tf_json_str(&j, "reason", s->reason);
 	tf_json_u64(&j, "read_target_ns", s->read_target_ns);

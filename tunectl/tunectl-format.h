@@ -46,6 +46,7 @@ void tf_json_null(struct tf_json *j, const char *key);
 
 struct tf_status {
 	const char *name, *id, *scheduler, *goal, *state, *reason;
+	const char *goal_source;	/* runtime, config or command-line */
 	const char *scheduler_reason;	/* why the device runs that scheduler */
 	uint64_t scheduler_switches;	/* switches made by scheduler=auto */
 	uint64_t read_target_ns, write_target_ns;

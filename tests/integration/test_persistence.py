@@ -15,7 +15,7 @@ import time
 import pytest
 
 from tests.lib import fio
-from tests.lib.daemon import json_lines
+from tests.lib.daemon import json_lines, wait_for
 
 # A goal no shm loop device can meet: the tuner tightens at once, so the
 # targets it leaves behind differ from the originals.
@@ -27,15 +27,6 @@ CAP_BPF = 39
 def read(path):
     with open(path) as f:
         return f.read().strip()
-
-
-def wait_for(cond, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -21,11 +21,11 @@ import time
 import pytest
 
 from tests.integration.dbus_helpers import (BUS_NAME, DEVICE_IFACE, DEVICE_PREFIX, KYBER_TUNECTL,
-                                            MANAGER_IFACE, MANAGER_PATH, FakePolkit, PrivateBus,
+                                            MANAGER_IFACE, MANAGER_PATH, FakePolkit,
                                             busctl, dbus_send_error, has_python_dbus, run,
                                             status_json, tunectl)
 from tests.lib import fio, hoststeal
-from tests.lib.require import require_built, require_root, require_tool
+from tests.lib.require import require_built
 
 GOAL = "read-p99=2ms"
 GOAL_NS = 2_000_000
@@ -35,18 +35,6 @@ ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
 
 
 # ---------------------------------------------------------------- fixtures
-@pytest.fixture
-def bus():
-    require_root()
-    require_tool("dbus-daemon")
-    require_tool("busctl")
-    require_tool("setpriv")
-    require_built(KYBER_TUNECTL)
-    b = PrivateBus()
-    yield b
-    b.stop()
-
-
 @pytest.fixture
 def flash(device_factory):
     return device_factory("flashsim", profile="flash")

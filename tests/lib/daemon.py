@@ -90,3 +90,14 @@ class Daemon:
 def json_lines(text):
     """The JSON objects (--json) among the lines of a daemon's stdout."""
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def wait_for(cond, timeout=10.0, what="condition"):
+    """Poll cond() every 0.1 s until true; AssertionError naming what after
+    timeout seconds (a daemon's reaction, a log line)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "kyber_tuned.pb-c.h"
 #include "record.h"
 #include "state.h"
 
@@ -173,7 +174,9 @@ static void test_originals(void **unused)
 	struct originals o = { 0 }, back;
 	struct original a = { .id = "name:loop0", .name = "loop0", .scheduler = "none" };
 	struct original b = { .id = "wwn-1", .name = "sda", .scheduler = "kyber", .was_kyber = true,
-			      .read_target_ns = 3000000, .write_target_ns = 20000000 };
+			      .read_target_ns = 3000000, .write_target_ns = 20000000,
+			      .left_scheduler = "kyber", .left_read_target_ns = 1000000,
+			      .left_write_target_ns = 40000000 };
 	char path[PATH_MAX];
 
 	assert_int_equal(originals_put(&o, &a), 0);
@@ -186,6 +189,11 @@ static void test_originals(void **unused)
 	assert_true(originals_find(&back, "wwn-1")->was_kyber);
 	assert_int_equal(originals_find(&back, "wwn-1")->write_target_ns, 20000000);
 	assert_false(originals_find(&back, "name:loop0")->was_kyber);
+	/* What the daemon left: recorded for b, not for a (as an older file). */
+	assert_string_equal(originals_find(&back, "wwn-1")->left_scheduler, "kyber");
+	assert_int_equal(originals_find(&back, "wwn-1")->left_read_target_ns, 1000000);
+	assert_int_equal(originals_find(&back, "wwn-1")->left_write_target_ns, 40000000);
+	assert_string_equal(originals_find(&back, "name:loop0")->left_scheduler, "");
 	originals_remove(&back, "name:loop0");
 	assert_int_equal(back.n, 1);
 	assert_null(originals_find(&back, "name:loop0"));
@@ -193,6 +201,33 @@ static void test_originals(void **unused)
 	originals_done(&o);
 	assert_int_equal(originals_decode((const uint8_t *)"\x08\x07", 2, &back), -EBADMSG);
 	unlink(path);
+}
+
+/* A scheduler name that does not fit is a corrupt file, not a truncation. */
+static void test_originals_left_scheduler_too_long(void **unused)
+{
+	char name[ORIGINAL_SCHED_MAX + 1];
+	Kybertune__Original e = KYBERTUNE__ORIGINAL__INIT, *ptr = &e;
+	Kybertune__Originals m = KYBERTUNE__ORIGINALS__INIT;
+	struct originals back;
+	uint8_t buf[256];
+	size_t n;
+
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	e.device_id = (char *)"name:loop0";
+	e.scheduler = (char *)"none";
+	e.left_scheduler = name;
+	m.version = STATE_VERSION;
+	m.n_devices = 1;
+	m.devices = &ptr;
+	n = kybertune__originals__pack(&m, buf);
+	assert_int_equal(originals_decode(buf, n, &back), -EBADMSG);
+	name[sizeof(name) - 2] = 0;	/* the longest that fits */
+	n = kybertune__originals__pack(&m, buf);
+	assert_int_equal(originals_decode(buf, n, &back), 0);
+	assert_string_equal(back.v[0].left_scheduler, name);
+	originals_done(&back);
 }
 
 static void test_record_reader(void **unused)
@@ -266,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_state_bad_input),
 		cmocka_unit_test(test_state_files),
 		cmocka_unit_test(test_originals),
+		cmocka_unit_test(test_originals_left_scheduler_too_long),
 		cmocka_unit_test(test_record_reader),
 		cmocka_unit_test(test_varint),
 	};

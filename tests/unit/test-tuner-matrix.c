@@ -126,7 +126,7 @@ struct verdict {
 	unsigned steady_changes;	/* ... from STEADY_FROM_S on */
 	enum ctl_state state;
 	enum grade { GRADE_MET, GRADE_MISSED, GRADE_FAILED } grade;
-	char why[160];
+	char why[320];
 };
 
 static const char *const grade_names[] = {
@@ -259,20 +259,29 @@ static void run_tuned(const struct device_data *dd, const struct workload *w, ui
 
 /*
  * One bound and its floor: the worst grade so far is kept, with the
- * sentence of the first check that gave it.
+ * sentences of every check that gave it (a cell that misses two bounds
+ * says so).
  */
 static void grade(struct verdict *v, bool bound, bool floor, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static void grade(struct verdict *v, bool bound, bool floor, const char *fmt, ...)
 {
 	enum grade g = !floor ? GRADE_FAILED : !bound ? GRADE_MISSED : GRADE_MET;
+	size_t n = 0;
 	va_list ap;
 
-	if (g <= v->grade)
+	if (g == GRADE_MET || g < v->grade)
 		return;
+	if (g == v->grade) {
+		n = strlen(v->why);
+		if (n + 2 >= sizeof(v->why))
+			return;
+		memcpy(v->why + n, "; ", 3);
+		n += 2;
+	}
 	v->grade = g;
 	va_start(ap, fmt);
-	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	vsnprintf(v->why + n, sizeof(v->why) - n, fmt, ap);
 	va_end(ap);
 }
 
