@@ -68,7 +68,7 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemo
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c
 SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
+	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
@@ -175,7 +175,7 @@ man: $(MAN_PAGES)
 $(BUILD)/tests/test-hist: tests/unit/test-hist.c shared/hist.c
 $(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c shared/parse-util.c
 $(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c shared/log.c shared/parse-util.c
-$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/kyber-sysfs.c shared/log.c \
+$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/blockdev-user.c daemon/kyber-sysfs.c shared/log.c \
 	shared/parse-util.c shared/error.c
 $(BUILD)/tests/test-blockdev: TEST_LIBS := -lsystemd
 # The simulator's media are flashsim's model (one model for both plants).

@@ -27,30 +27,37 @@ static int read_dev_numbers(const char *path, unsigned *major, unsigned *minor)
 	return 0;
 }
 
+int blockdev_name_of(const char *sysroot, dev_t dev, char *name, size_t n)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	ssize_t l;
+
+	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major(dev), minor(dev));
+	l = readlink(link, target, sizeof(target) - 1);
+	if (l < 0)
+		return negative_errno();
+	target[l] = 0;
+	snprintf(name, n, "%s", basename(target));
+	return 0;
+}
+
 /* /dev/xyz -> name of the kernel's block device, through its numbers. */
 static int name_from_path(const char *sysroot, const char *path, char *name, size_t n,
 			  sd_bus_error *error)
 {
-	char link[PATH_MAX], target[PATH_MAX];
 	struct stat st;
-	ssize_t l;
+	int r;
 
 	if (stat(path, &st) < 0) {
-		int r = negative_errno();
-
+		r = negative_errno();
 		return error_setf(error, r, "No such block device: %s (%s)", path, strerror(-r));
 	}
 	if (!S_ISBLK(st.st_mode))
 		return error_setf(error, -ENOTBLK, "%s is not a block device", path);
-	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major(st.st_rdev), minor(st.st_rdev));
-	l = readlink(link, target, sizeof(target) - 1);
-	if (l < 0) {
-		int r = negative_errno();
-
-		return error_setf(error, r, "No sysfs entry for %s (%s): %s", path, link, strerror(-r));
-	}
-	target[l] = 0;
-	snprintf(name, n, "%s", basename(target));
+	r = blockdev_name_of(sysroot, st.st_rdev, name, n);
+	if (r < 0)
+		return error_setf(error, r, "No sysfs entry for %s (%u:%u): %s", path, major(st.st_rdev),
+				  minor(st.st_rdev), strerror(-r));
 	return 0;
 }
 
@@ -76,6 +83,11 @@ int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out,
 	if (!arg || !*arg)
 		return error_setf(error, -EINVAL, "Empty device name");
 	if (arg[0] == '/') {
+		/* Never stat an arbitrary path for a caller: who may ask must
+		 * not learn what exists (blockdev_resolve_user() resolves file
+		 * system paths, for requests that are authorized). */
+		if (strncmp(arg, "/dev/", 5) != 0 || strstr(arg, "/../"))
+			return error_setf(error, -EINVAL, "Not a device name or a path under /dev: %.128s", arg);
 		r = name_from_path(sysroot, arg, name, sizeof(name), error);
 		if (r < 0)
 			return r;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
 struct blockdev {
@@ -19,12 +20,27 @@ struct blockdev {
 };
 
 /*
- * Resolve arg (a name under <sysroot>/class/block or a /dev path) to a whole
- * disk that has an I/O scheduler. On failure returns -errno, with a
- * sentence naming the cause in error (error.h): no such device, a
- * partition, not a block device, not blk-mq.
+ * Resolve arg (a name under <sysroot>/class/block or a path under /dev) to
+ * a whole disk that has an I/O scheduler. On failure returns -errno, with
+ * a sentence naming the cause in error (error.h): no such device, a
+ * partition, not a block device, not blk-mq, a path outside /dev.
  */
 int blockdev_resolve(const char *sysroot, const char *arg, struct blockdev *out, sd_bus_error *error);
+
+/*
+ * What a user may type to name a disk to tune (a goal's device: D-Bus
+ * SetGoal, the configuration, --goal): a name, a /dev path or link
+ * (/dev/disk/by-id/...), a partition (its disk is tuned), or a path in a
+ * mounted file system (the disk under it). A device-mapper or md device
+ * is refused naming the disks beneath it. note gets a sentence saying
+ * what arg resolved to when that is not arg itself, else "". Resolves
+ * any path: only for requests that are authorized.
+ */
+int blockdev_resolve_user(const char *sysroot, const char *arg, struct blockdev *out, char *note, size_t n,
+			  sd_bus_error *error);
+
+/* The kernel's name of block device dev (/sys/dev/block/MAJ:MIN). */
+int blockdev_name_of(const char *sysroot, dev_t dev, char *name, size_t n);
 
 /* -ENOTSUP, with a sentence in error, when Kyber is not among the schedulers. */
 int blockdev_check_kyber(const char *sysroot, const struct blockdev *d, sd_bus_error *error);

@@ -13,6 +13,13 @@
 #define POLKIT_INTERFACE "org.freedesktop.PolicyKit1.Authority"
 /* CheckAuthorizationFlags.AllowUserInteraction */
 #define POLKIT_ALLOW_USER_INTERACTION 1u
+/* Requests waiting for polkit at once, in all and per caller: each holds
+ * its message (up to a few KiB) for up to polkit's 25 s, so a caller
+ * flooding the daemon with unauthorized calls must not grow it without
+ * bound, nor crowd out the others. A person at an agent asks one at a
+ * time; a script asking many is refused with LimitsExceeded, to retry. */
+#define AUTH_PENDING_MAX 64
+#define AUTH_PENDING_PER_SENDER_MAX 8
 
 /* A request waiting for polkit, then its answer until the handler ran. */
 struct auth_query {
@@ -31,6 +38,7 @@ struct auth_query {
 struct bus_auth {
 	sd_bus *bus;
 	struct auth_query *queries;
+	unsigned n_pending;		/* queries still waiting for polkit */
 };
 
 int bus_auth_new(struct bus_auth **ret, sd_bus *bus)
@@ -52,6 +60,8 @@ static void query_free(struct auth_query *q)
 		;
 	if (*p)
 		*p = q->next;
+	if (!q->done)
+		q->a->n_pending--;
 	sd_bus_slot_unref(q->slot);
 	sd_bus_message_unref(q->msg);
 	sd_bus_error_free(&q->denied);
@@ -127,6 +137,7 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
 	q->slot = sd_bus_slot_unref(q->slot);
 	query_conclude(q, reply);
 	q->done = true;
+	q->a->n_pending--;
 
 	/* Run the method again: it finds the answer and acts or fails. */
 	r = sd_bus_message_rewind(q->msg, true);
@@ -141,6 +152,18 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
 	return 0;
 }
 
+static unsigned pending_from(const struct bus_auth *a, const char *sender)
+{
+	unsigned n = 0;
+
+	for (const struct auth_query *q = a->queries; q; q = q->next) {
+		const char *s = sd_bus_message_get_sender(q->msg);
+
+		n += !q->done && s && strcmp(s, sender) == 0;
+	}
+	return n;
+}
+
 static int ask_polkit(struct bus_auth *a, sd_bus_message *msg, const char *action,
 		      sd_bus_message_handler_t handler, void *userdata, sd_bus_error *error)
 {
@@ -152,6 +175,10 @@ static int ask_polkit(struct bus_auth *a, sd_bus_message *msg, const char *actio
 
 	if (!sender)
 		return deny(error, action, "the caller has no bus name");
+	if (a->n_pending >= AUTH_PENDING_MAX || pending_from(a, sender) >= AUTH_PENDING_PER_SENDER_MAX)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "Too many requests waiting for polkit%s; try again later",
+					 a->n_pending >= AUTH_PENDING_MAX ? "" : " from this caller");
 	if (sd_bus_message_get_allow_interactive_authorization(msg) > 0)
 		flags |= POLKIT_ALLOW_USER_INTERACTION;
 	r = sd_bus_message_new_method_call(a->bus, &call, POLKIT_NAME, POLKIT_PATH, POLKIT_INTERFACE,
@@ -177,6 +204,7 @@ static int ask_polkit(struct bus_auth *a, sd_bus_message *msg, const char *actio
 	q->userdata = userdata;
 	q->next = a->queries;
 	a->queries = q;
+	a->n_pending++;
 	/* The default timeout (25 s); an agent prompting a person may take
 	 * that long, and nothing waits meanwhile. */
 	r = sd_bus_call_async(a->bus, &q->slot, call, on_polkit_reply, q, 0);

@@ -21,6 +21,22 @@
 
 #define ACTION_PREFIX "org.kybertune.KyberTune1."
 
+/* The longest arguments taken, bytes: a device is a name or a path
+ * (PATH_MAX), a goal a handful of tokens. Longer ones are refused before
+ * anything else is done with them (no polkit query, no lookup). */
+#define BUS_DEVICE_ARG_MAX 4096
+#define BUS_GOAL_ARG_MAX 512
+
+static int check_length(const char *what, const char *s, size_t max, sd_bus_error *error)
+{
+	size_t n = strnlen(s, max + 1);
+
+	if (n > max)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+					 "Invalid %s: longer than %zu bytes", what, max);
+	return 0;
+}
+
 static int method_list_devices(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -56,6 +72,9 @@ static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *
 	int r;
 
 	r = sd_bus_message_read(msg, "s", &device);
+	if (r < 0)
+		return r;
+	r = check_length("device", device, BUS_DEVICE_ARG_MAX, error);
 	if (r < 0)
 		return r;
 	d = manager_find(b->m, device);
@@ -97,6 +116,11 @@ static int request(sd_bus_message *msg, struct bus *b, enum request req, sd_bus_
 		r = sd_bus_message_read(msg, "ss", &device, &goal);
 	else
 		r = sd_bus_message_read(msg, "s", &device);
+	if (r < 0)
+		return r;
+	r = check_length("device", device, BUS_DEVICE_ARG_MAX, error);
+	if (r >= 0 && goal)
+		r = check_length("goal", goal, BUS_GOAL_ARG_MAX, error);
 	if (r < 0)
 		return r;
 	r = bus_auth_check(b->auth, msg, request_action[req], self, b, error);

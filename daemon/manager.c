@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "device.h"
@@ -103,9 +104,28 @@ static void set_aside(const char *path, const char *what, int r)
 
 	snprintf(aside, sizeof(aside), "%s.corrupt", path);
 	if (rename(path, aside) == 0)
-		log_warning_errno(r, "%s %s is corrupt (%m); moved to %s, starting clean", what, path, aside);
+		log_warning_errno(r, "The %s %s is corrupt (%m); moved to %s, starting clean", what, path, aside);
 	else
-		log_warning_errno(r, "%s %s is unreadable (%m); starting clean", what, path);
+		log_warning_errno(r, "The %s %s is corrupt (%m) and could not be moved aside; starting clean",
+				  what, path);
+}
+
+/*
+ * A file that could not be loaded: set aside if it is not ours (corrupt,
+ * too big, not a regular file); on any other error (EIO, ENOMEM, EACCES,
+ * ELOOP...) it may be fine and only unreadable now: it is left in place
+ * and not written in this run, so that nothing in it is lost.
+ */
+static void load_failed(char **path_slot, const char *what, int r)
+{
+	if (r == -EBADMSG || r == -EFBIG || r == -EINVAL) {
+		set_aside(*path_slot, what, r);
+		return;
+	}
+	log_warning_errno(r, "Failed to read %s %s: %m; leaving it as it is, starting without it and not "
+			  "saving it until the next start", what, *path_slot);
+	free(*path_slot);
+	*path_slot = NULL;
 }
 
 static void load_persistent(struct manager *m)
@@ -117,15 +137,15 @@ static void load_persistent(struct manager *m)
 		snprintf(path, sizeof(path), "%s/%s", m->o.state_dir, STATE_FILE);
 		m->state_path = strdup(path);
 		r = state_load(path, &m->state);
-		if (r < 0)
-			set_aside(path, "State file", r);
+		if (r < 0 && m->state_path)
+			load_failed(&m->state_path, "state file", r);
 	}
 	if (m->o.runtime_dir) {
 		snprintf(path, sizeof(path), "%s/%s", m->o.runtime_dir, ORIGINALS_FILE);
 		m->originals_path = strdup(path);
 		r = originals_load(path, &m->originals);
-		if (r < 0)
-			set_aside(path, "Originals file", r);
+		if (r < 0 && m->originals_path)
+			load_failed(&m->originals_path, "originals file", r);
 	}
 }
 
@@ -322,6 +342,7 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 {
 	struct device *d, **devs;
 	struct blockdev bd;
+	char note[320];
 	struct goal g;
 	int r;
 
@@ -329,6 +350,14 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 	if (r < 0)
 		return r;
 	d = manager_find(m, device);
+	if (!d) {
+		r = blockdev_resolve_user(m->o.sysroot, device, &bd, note, sizeof(note), error);
+		if (r < 0)
+			return r;
+		if (note[0])
+			log_info("%s", note);
+		d = manager_find(m, bd.name);
+	}
 	if (d) {
 		if (source == GOAL_SOURCE_CONFIG && device_source(d) != GOAL_SOURCE_CONFIG) {
 			stand_behind(d, &g);
@@ -358,9 +387,6 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 		}
 		return 0;
 	}
-	r = blockdev_resolve(m->o.sysroot, device, &bd, error);
-	if (r < 0)
-		return r;
 	if (m->n_devs >= m->o.max_devices)
 		return error_setf(error, -ENOSPC, "Already tuning %zu devices, the most the observer was "
 				  "sized for (MaxDevices)", m->n_devs);

@@ -156,18 +156,24 @@ import dbus, dbus.service, dbus.mainloop.glib
 from gi.repository import GLib
 
 address, allowed, log_path = sys.argv[1], set(sys.argv[2].split(",")), sys.argv[3]
+silent = sys.argv[4:] == ["silent"]
+held = []
 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
 bus = dbus.bus.BusConnection(address)
 
 class Authority(dbus.service.Object):
     @dbus.service.method("org.freedesktop.PolicyKit1.Authority",
-                         in_signature="(sa{sv})sa{ss}us", out_signature="(bba{ss})")
-    def CheckAuthorization(self, subject, action, details, flags, cancellation_id):
+                         in_signature="(sa{sv})sa{ss}us", out_signature="(bba{ss})",
+                         async_callbacks=("reply", "error"))
+    def CheckAuthorization(self, subject, action, details, flags, cancellation_id, reply, error):
         kind, info = subject
         with open(log_path, "a") as f:
             f.write(json.dumps({"kind": str(kind), "name": str(info.get("name", "")),
                                 "action": str(action), "flags": int(flags)}) + "\n")
-        return (action in allowed, False, {})
+        if silent:
+            held.append(reply)  # never answered: a person who never answers a prompt
+        else:
+            reply((action in allowed, False, {}))
 
 name = dbus.service.BusName("org.freedesktop.PolicyKit1", bus)
 Authority(bus, "/org/freedesktop/PolicyKit1/Authority")
@@ -178,16 +184,17 @@ GLib.MainLoop().run()
 
 class FakePolkit:
     """org.freedesktop.PolicyKit1 on the private bus: authorizes exactly the
-    given actions and logs every CheckAuthorization call."""
+    given actions and logs every CheckAuthorization call; silent=True
+    answers none (each query waits for the caller's timeout)."""
 
-    def __init__(self, bus, allowed):
+    def __init__(self, bus, allowed, silent=False):
         self.tmp = tempfile.mkdtemp(prefix="kt-polkit-")
         self.log = os.path.join(self.tmp, "calls.jsonl")
         script = os.path.join(self.tmp, "polkit.py")
         with open(script, "w") as f:
             f.write(FAKE_POLKIT)
         self.proc = subprocess.Popen(["/usr/bin/python3", script, bus.address, ",".join(allowed),
-                                      self.log], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      self.log] + (["silent"] if silent else []), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL, text=True)
         line = self.proc.stdout.readline()
         if line.strip() != "ready":

@@ -7,6 +7,7 @@ exactly as the issue reproduced it, on a private system bus with loop
 devices over /dev/shm. No I/O load: these are properties of the daemon's
 bookkeeping, not of timing."""
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,8 @@ import time
 
 import pytest
 
-from tests.integration.dbus_helpers import status_json, tunectl
+from tests.integration.dbus_helpers import (FakePolkit, dbus_send_error, has_python_dbus, run, status_json,
+                                            tunectl)
 from tests.lib.daemon import wait_for
 from tests.lib.require import require_tool
 
@@ -187,3 +189,157 @@ def test_new_disk_under_old_loop_number(tmp, device_factory, daemon_factory):
     assert d.stop() == 0, d.stderr()
     assert a.scheduler() == before == "mq-deadline", d.stderr()
     assert b.scheduler() == "none"
+
+
+# ---------------------------------------------------------------- names users type
+@pytest.fixture
+def mounted(device_factory, tmp):
+    """An ext4 file system on a shm loop device, mounted under tmp;
+    unmounted after the test (before the device is torn down)."""
+    require_tool("mkfs.ext4")
+    dev = device_factory("shm", size_mib=32)
+    subprocess.run(["mkfs.ext4", "-q", "-F", dev.path], check=True, capture_output=True)
+    mnt = f"{tmp}/mnt"
+    os.mkdir(mnt)
+    subprocess.run(["mount", dev.path, mnt], check=True)
+    try:
+        os.mkdir(f"{mnt}/db")
+        yield dev, f"{mnt}/db"
+    finally:
+        subprocess.run(["umount", mnt], check=True)
+
+
+def test_goal_on_a_mounted_path_tunes_the_disk_under_it(bus, tmp, mounted, daemon_factory):
+    """set-goal /mnt/db: the disk under the file system is tuned, and the
+    journal says which."""
+    dev, path = mounted
+    d = service(daemon_factory, bus, tmp)
+    ok(tunectl(bus, "set-goal", path, "read-p99=2ms"))
+    assert dev.scheduler() == "kyber"
+    assert status_json(bus, dev.name)["device"] == dev.name
+    assert f"{path} is on {dev.name}: tuning {dev.name}" in d.stderr(), d.stderr()
+    ok(tunectl(bus, "clear-goal", dev.name))
+    assert d.stop() == 0, d.stderr()
+    assert dev.scheduler() == "none"
+
+
+def test_goal_on_a_dev_link(bus, tmp, device_factory, daemon_factory):
+    """A link under /dev (as /dev/disk/by-id/...) names its disk."""
+    dev = device_factory("shm", size_mib=16)
+    link = f"/dev/kt-test-{os.getpid()}"
+    os.symlink(dev.path, link)
+    try:
+        d = service(daemon_factory, bus, tmp)
+        ok(tunectl(bus, "set-goal", link, "read-p99=2ms"))
+        assert dev.scheduler() == "kyber"
+        assert status_json(bus, link)["device"] == dev.name
+        assert d.stop() == 0, d.stderr()
+    finally:
+        os.unlink(link)
+
+
+def test_lookups_do_not_stat_arbitrary_paths(bus, tmp, device_factory, daemon_factory):
+    """GetDevice, status and the other lookups take a device name or a /dev
+    path only: a path elsewhere is refused without being looked at, for
+    anyone; set-goal (authorized) may name one."""
+    dev = device_factory("shm", size_mib=16)
+    d = service(daemon_factory, bus, tmp)
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    for path in ("/etc/shadow", "/root", "/dev/../etc/shadow"):
+        res = tunectl(bus, "status", path, user="nobody")
+        assert res.returncode == 1 and "has no goal" in res.stderr, res.stderr
+    res = tunectl(bus, "set-goal", "/proc/self", "read-p99=2ms")
+    assert res.returncode == 1 and "not a block device" in res.stderr, res.stderr
+    assert d.stop() == 0, d.stderr()
+
+
+# ---------------------------------------------------------------- bounded, lossless
+def test_unreadable_state_file_is_kept(bus, tmp, device_factory, daemon_factory):
+    """A state file that cannot be read for a reason other than corruption
+    (here a symlink in its place, which is never followed: ELOOP) is left
+    as it is and not overwritten in that run; the daemon still works."""
+    dev = device_factory("shm", size_mib=16)
+    os.makedirs(f"{tmp}/state")
+    with open(f"{tmp}/elsewhere.pb", "wb") as f:
+        f.write(b"kept")
+    os.symlink(f"{tmp}/elsewhere.pb", f"{tmp}/state/state.pb")
+    d = service(daemon_factory, bus, tmp)
+    assert f"Failed to read state file {tmp}/state/state.pb" in d.stderr(), d.stderr()
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    assert d.stop() == 0, d.stderr()
+    assert os.path.islink(f"{tmp}/state/state.pb")
+    assert not os.path.exists(f"{tmp}/state/state.pb.corrupt")
+    with open(f"{tmp}/elsewhere.pb", "rb") as f:
+        assert f.read() == b"kept"
+
+
+FLOOD = r'''
+import json, sys
+import dbus, dbus.mainloop.glib
+from gi.repository import GLib
+
+address, device, connections, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+loop, results, total = GLib.MainLoop(), {}, connections * per
+
+def done(kind):
+    results[kind] = results.get(kind, 0) + 1
+    if sum(results.values()) == total:
+        loop.quit()
+
+buses = [dbus.bus.BusConnection(address) for _ in range(connections)]
+for b in buses:
+    mgr = b.get_object("org.kybertune.KyberTune1", "/org/kybertune/KyberTune1")
+    for _ in range(per):
+        mgr.Pause(device, dbus_interface="org.kybertune.KyberTune1.Manager", timeout=4,
+                  reply_handler=lambda: done("ok"), error_handler=lambda e: done(e.get_dbus_name()))
+GLib.timeout_add(8000, loop.quit)
+loop.run()
+print(json.dumps(results))
+'''
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def test_unauthorized_flood_is_bounded(bus, tmp, device_factory, daemon_factory):
+    """500 concurrent unauthorized calls as nobody, from 10 connections,
+    with a polkit that never answers: at most 64 wait (8 per caller), the
+    rest are refused with LimitsExceeded at once; the daemon's memory stays
+    bounded, an authorized call is still served and the device is still
+    tuned. An over-long argument is refused before polkit is asked."""
+    if not has_python_dbus():
+        pytest.skip("python3-dbus and python3-gi are needed for the flood and the fake polkit")
+    dev = device_factory("shm", size_mib=16)
+    pk = FakePolkit(bus, [], silent=True)
+    try:
+        d = service(daemon_factory, bus, tmp)
+        ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+        before = rss_kib(d.proc.pid)
+        script = f"{tmp}/flood.py"
+        with open(script, "w") as f:
+            f.write(FLOOD)
+        os.chmod(tmp, 0o755)
+        res = run(bus, ["/usr/bin/python3", script, bus.address, dev.name, "10", "50"], user="nobody",
+                  timeout=60)
+        assert res.returncode == 0, res.stderr
+        results = json.loads(res.stdout)
+        print(f"\nflood: {results}; polkit asked {len(pk.calls())} times; "
+              f"RSS {before} -> {rss_kib(d.proc.pid)} KiB")
+        assert "ok" not in results, results
+        assert results.get("org.freedesktop.DBus.Error.LimitsExceeded", 0) >= 500 - 64, results
+        assert len(pk.calls()) <= 64, len(pk.calls())
+        assert rss_kib(d.proc.pid) - before < 16 * 1024
+        # Root needs no polkit: served at once, while the queries wait.
+        ok(tunectl(bus, "pause", dev.name))
+        ok(tunectl(bus, "resume", dev.name))
+        assert dev.scheduler() == "kyber"
+        assert status_json(bus, dev.name)["state"] != "paused"
+        name, msg = dbus_send_error(bus, "SetGoal", "x" * 5000, "read-p99=2ms", user="nobody")
+        assert name == "org.freedesktop.DBus.Error.InvalidArgs" and "Invalid device: longer than" in msg, \
+            (name, msg)
+        assert d.stop() == 0, d.stderr()
+    finally:
+        pk.stop()

@@ -81,6 +81,12 @@ static int setup(void **state)
 	link_to("../../devices/nvme0n1/nvme0n1p1", "class/block/nvme0n1p1");
 	link_to("../../devices/zram0", "class/block/zram0");
 	link_to("../../devices/sda", "class/block/sda");
+	/* dm-0 over nvme0n1p1: stacked, no scheduler of its own. */
+	mk("devices/dm-0");
+	mk("devices/dm-0/slaves");
+	put("devices/dm-0/dev", "253:0\n");
+	link_to("../../nvme0n1/nvme0n1p1", "devices/dm-0/slaves/nvme0n1p1");
+	link_to("../../devices/dm-0", "class/block/dm-0");
 	mk("block");
 	link_to("../devices/nvme0n1", "block/nvme0n1");
 	link_to("../devices/zram0", "block/zram0");
@@ -129,8 +135,12 @@ static void test_refusals(void **state)
 	assert_non_null(strstr(error.message, "Invalid device name"));
 	assert_int_equal(blockdev_resolve(root, "", &d, fresh(&error)), -EINVAL);
 
-	assert_int_equal(blockdev_resolve(root, "/nonexistent/dev/x", &d, fresh(&error)), -ENOENT);
-	assert_non_null(strstr(error.message, "No such block device: /nonexistent/dev/x"));
+	/* Only names and /dev paths: nothing else is looked at for a caller. */
+	assert_int_equal(blockdev_resolve(root, "/nonexistent/dev/x", &d, fresh(&error)), -EINVAL);
+	assert_string_equal(error.message, "Not a device name or a path under /dev: /nonexistent/dev/x");
+	assert_int_equal(blockdev_resolve(root, "/dev/../etc/shadow", &d, fresh(&error)), -EINVAL);
+	assert_int_equal(blockdev_resolve(root, "/dev/nonexistent-kt", &d, fresh(&error)), -ENOENT);
+	assert_non_null(strstr(error.message, "No such block device: /dev/nonexistent-kt"));
 	assert_int_equal(blockdev_resolve(root, "/dev/null", &d, fresh(&error)), -ENOTBLK);
 	assert_string_equal(error.message, "/dev/null is not a block device");
 
@@ -140,11 +150,42 @@ static void test_refusals(void **state)
 			    "it needs CONFIG_MQ_IOSCHED_KYBER");
 }
 
+/* What users type for a goal's device (authorized requests). */
+static void test_resolve_user(void **state)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	struct blockdev d;
+	char note[320];
+
+	assert_int_equal(blockdev_resolve_user(root, "nvme0n1", &d, note, sizeof(note), NULL), 0);
+	assert_string_equal(d.name, "nvme0n1");
+	assert_string_equal(note, "");
+
+	assert_int_equal(blockdev_resolve_user(root, "nvme0n1p1", &d, note, sizeof(note), NULL), 0);
+	assert_string_equal(d.name, "nvme0n1");
+	assert_string_equal(note, "nvme0n1p1 is a partition of nvme0n1: tuning nvme0n1");
+
+	assert_int_equal(blockdev_resolve_user(root, "dm-0", &d, note, sizeof(note), fresh(&error)), -ENOTSUP);
+	assert_string_equal(error.message, "dm-0 is a stacked device (device-mapper or md) with no I/O scheduler "
+			    "of its own; the disks beneath it: nvme0n1");
+
+	/* The fake sysfs has no entry for the root file system's device. */
+	assert_int_equal(blockdev_resolve_user(root, "/", &d, note, sizeof(note), fresh(&error)), -ENOTBLK);
+	assert_non_null(strstr(error.message, "/ is on device "));
+	assert_int_equal(blockdev_resolve_user(root, "/nonexistent/kt", &d, note, sizeof(note), fresh(&error)),
+			 -ENOENT);
+	assert_non_null(strstr(error.message, "No such block device or path: /nonexistent/kt"));
+	assert_int_equal(blockdev_resolve_user(root, "../etc", &d, note, sizeof(note), fresh(&error)), -EINVAL);
+	assert_int_equal(blockdev_resolve_user(root, "nosuch", &d, note, sizeof(note), fresh(&error)), -ENODEV);
+	assert_string_equal(error.message, "No such block device: nosuch");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolve_ok),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_resolve_user),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
