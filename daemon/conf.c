@@ -212,6 +212,19 @@ static int set_origin(struct parse *ps, char **slot)
 	return 0;
 }
 
+int conf_parse_record_size(const char *s, uint64_t *ret)
+{
+	uint64_t v;
+	int r = parse_count_si(s, &v);
+
+	if (r < 0)
+		return r;
+	if (v < RECORD_SIZE_MIN || v > RECORD_SIZE_MAX)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
 /* [Tuner]. An empty value goes back to the default (Record=: off). */
 static int tuner_key(struct parse *ps, const char *key, const char *v)
 {
@@ -275,6 +288,17 @@ static int tuner_key(struct parse *ps, const char *key, const char *v)
 		if (*v)
 			c->log_level = r;
 		c->has_log_level = *v;
+		return 0;
+	}
+	if (strcmp(key, "RecordMaxSize") == 0) {
+		r = *v ? conf_parse_record_size(v, &c->record_max_bytes) : 0;
+		if (r < 0) {
+			conf_warn(ps, "RecordMaxSize= must be a size in bytes between %llu and %llu (k, M, G "
+				  "multiply by 1000), ignoring: %s", (unsigned long long)RECORD_SIZE_MIN,
+				  (unsigned long long)RECORD_SIZE_MAX, v);
+			return 0;
+		}
+		c->has_record_max = *v;
 		return 0;
 	}
 	if (strcmp(key, "Record") == 0) {

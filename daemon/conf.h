@@ -23,7 +23,7 @@ struct conf_goal {
 struct conf {
 	/* [Tuner]; each has_* says whether the key was given */
 	bool has_interval, has_settle, has_rollback, has_switch_scheduler, has_max_devices,
-	     has_log_level, has_record;
+	     has_log_level, has_record, has_record_max;
 	uint64_t interval_ns;		/* Interval=1s (10ms..1h) */
 	uint64_t settle_ns;		/* Settle=300ms (< Interval, <= 10s) */
 	bool rollback;			/* Rollback=yes */
@@ -31,11 +31,19 @@ struct conf {
 	unsigned max_devices;		/* MaxDevices=16 (1..1024) */
 	int log_level;			/* LogLevel=info (log.h levels) */
 	char *record_path;		/* Record=PATH; empty: off */
+	uint64_t record_max_bytes;	/* RecordMaxSize=64M (RECORD_SIZE_MIN..RECORD_SIZE_MAX) */
 	/* [Goals]: DEVICE=GOAL */
 	struct conf_goal *goals;
 	size_t n_goals;
 	unsigned warnings;		/* how many warnings were logged */
 };
+
+/* The flight record's size cap: a few records at least, a sane file at
+ * most. */
+#define RECORD_SIZE_MIN 4096ull
+#define RECORD_SIZE_MAX (1000ull * 1000 * 1000 * 1000)
+/* A RecordMaxSize= / --record-max-size value: -EINVAL or -ERANGE. */
+int conf_parse_record_size(const char *s, uint64_t *ret);
 
 /* Parse one file's text into c (adding to what is there). name is used in
  * warnings ("name:LINE: ..."). Never fails on bad content; -ENOMEM only. */

@@ -49,6 +49,7 @@ struct manager_options {
 	const char *state_dir;		/* goals and learned state; NULL: none kept */
 	const char *runtime_dir;	/* originals for crash recovery; NULL: none kept */
 	const char *record_path;	/* flight recorder; NULL: off */
+	uint64_t record_max_bytes;	/* its size before it rotates (64 MiB) */
 };
 
 /* Called from the event loop. Any may be NULL. */

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
 #include "device-internal.h"
@@ -15,7 +14,6 @@
 #include "parse-util.h"
 #include "record.h"
 #include "report.h"
-#include "time-util.h"
 
 static void format_targets(char *buf, size_t n, const struct kyber_targets *t)
 {
@@ -112,25 +110,6 @@ static bool check_override(struct device *d)
 	return true;
 }
 
-/* What was learned, for the next start: the targets in force and the
- * writes' unthrottled latency and rate. */
-static void remember_targets(struct device *d, const struct kyber_targets *t)
-{
-	struct state_device *sd = state_find(d->env.state, d->id), e = {};
-
-	if (sd)
-		e = *sd;
-	e.id = d->id;
-	e.name = d->dev.name;
-	e.read_target_ns = t->read_ns;
-	e.write_target_ns = t->write_ns;
-	e.write_ref_p99_ns = (uint64_t)controller_write_ref_ns(d->ctl);
-	e.write_ref_iops = controller_write_ref_iops(d->ctl);
-	e.updated_ns = now_ns(CLOCK_REALTIME);
-	if (state_put(d->env.state, &e) == 0)
-		d->env.save_state(d->env.owner);
-}
-
 /* The journal fields of a target change: what was, what is, what was seen
  * and why (journalctl MESSAGE_ID=... -o verbose shows them). */
 struct change_fields {
@@ -200,7 +179,6 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 			     "targets %s -> %s; %s; %s", old, new, obs, dec->reason);
 	d->changes++;
 	device_arm_settle(d);
-	remember_targets(d, &dec->targets);
 	if (cb->targets_changed)
 		cb->targets_changed(d, &before, &dec->targets, dec->reason, cb->userdata);
 	return true;

@@ -49,11 +49,12 @@ static void help(void)
 	       "      --config FILE        Configuration, and the drop-ins in conf.d/*.conf beside\n"
 	       "                           it (service default: " CONF_PATH "\n"
 	       "                           and " CONF_DROPIN_DIR "/*.conf); --config= for none\n"
-	       "      --state-dir DIR      Goals set at run time and learned state (service\n"
+	       "      --state-dir DIR      Goals set at run time (service\n"
 	       "                           default: $STATE_DIRECTORY or /var/lib/kyber-tuned)\n"
 	       "      --runtime-dir DIR    Originals for crash recovery (service default:\n"
 	       "                           $RUNTIME_DIRECTORY or /run/kyber-tuned)\n"
 	       "      --record FILE        Flight recorder: one record per device and interval\n"
+	       "      --record-max-size SIZE  FILE's size before it becomes FILE.1 (64M)\n"
 	       "      --count N            --observe: stop after N intervals\n"
 	       "      --json               One JSON object per device and interval on stdout\n"
 	       "      --track-requests     --observe: time requests from their insert/issue\n"
@@ -88,6 +89,7 @@ enum {
 	ARG_STATE_DIR,
 	ARG_RUNTIME_DIR,
 	ARG_RECORD,
+	ARG_RECORD_MAX,
 };
 
 /* The directory systemd made for us, else the default; created if needed. */
@@ -137,6 +139,7 @@ static const struct option options[] = {
 	{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
 	{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
 	{ "record", required_argument, NULL, ARG_RECORD },
+	{ "record-max-size", required_argument, NULL, ARG_RECORD_MAX },
 	{}
 };
 
@@ -253,6 +256,15 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 		case ARG_RECORD:
 			a->svc.manager.record_path = *optarg ? optarg : NULL;
 			a->svc.cli_set |= SERVICE_CLI_RECORD;
+			break;
+		case ARG_RECORD_MAX:
+			if (conf_parse_record_size(optarg, &a->svc.manager.record_max_bytes) < 0) {
+				log_error("Invalid --record-max-size '%s': a size in bytes between %llu and %llu "
+					  "(k, M, G multiply by 1000)", optarg, (unsigned long long)RECORD_SIZE_MIN,
+					  (unsigned long long)RECORD_SIZE_MAX);
+				return -EINVAL;
+			}
+			a->svc.cli_set |= SERVICE_CLI_RECORD_MAX;
 			break;
 		case ARG_NO_ROLLBACK:
 			a->svc.manager.rollback = false;

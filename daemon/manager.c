@@ -23,6 +23,7 @@ void manager_options_default(struct manager_options *o)
 		.switch_scheduler = true,
 		.attach = OBSERVER_ATTACH_AUTO,
 		.max_devices = KT_MAX_DEVICES_DEFAULT,
+		.record_max_bytes = RECORD_FILE_MAX_DEFAULT,
 		.sysroot = "/sys",
 		.debugfs = "/sys/kernel/debug",
 	};
@@ -201,7 +202,7 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 
 	load_persistent(m);
 	if (m->o.record_path) {
-		r = recorder_open(&m->recorder, m->o.record_path);
+		r = recorder_open(&m->recorder, m->o.record_path, m->o.record_max_bytes);
 		if (r < 0) {
 			log_error_errno(r, "Failed to open the flight recorder %s: %m", m->o.record_path);
 			goto fail;

@@ -70,6 +70,8 @@ static void apply_conf_options(const struct service_options *o, const struct con
 		mo->switch_scheduler = c->switch_scheduler;
 	if (c->has_max_devices)
 		mo->max_devices = c->max_devices;
+	if (c->has_record_max && !(o->cli_set & SERVICE_CLI_RECORD_MAX))
+		mo->record_max_bytes = c->record_max_bytes;
 	if (c->has_record && !(o->cli_set & SERVICE_CLI_RECORD))
 		mo->record_path = c->record_path && *c->record_path ? c->record_path : NULL;
 	if (mo->settle_ns >= mo->interval_ns) {

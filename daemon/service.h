@@ -21,6 +21,7 @@ enum {
 	SERVICE_CLI_SWITCH = 1 << 3,
 	SERVICE_CLI_LOG_LEVEL = 1 << 4,
 	SERVICE_CLI_RECORD = 1 << 5,
+	SERVICE_CLI_RECORD_MAX = 1 << 6,
 };
 
 struct service_options {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Persistent state (proto/kyber_tuned.proto): what must survive a restart.
- *  - state.pb in the state directory: goals set at run time and what was
- *    learned per device, keyed by a stable device id;
+ *  - state.pb in the state directory: goals set at run time, keyed by a
+ *    stable device id (the learned fields are decoded, never written);
  *  - originals.pb in the runtime directory: each tuned device's scheduler
  *    and targets from before tuning, for rollback after a crash.
  * Encoding and decoding are pure (fuzzed); files are written atomically

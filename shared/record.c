@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -12,6 +15,8 @@
 
 struct recorder {
 	int fd;
+	char *path;
+	uint64_t size, max;
 };
 
 size_t varint_encode(uint64_t v, uint8_t out[10])
@@ -42,16 +47,29 @@ size_t varint_decode(const uint8_t *buf, size_t len, uint64_t *ret)
 	return 0;
 }
 
-int recorder_open(struct recorder **ret, const char *path)
+static int open_append(struct recorder *r)
+{
+	struct stat st;
+
+	r->fd = open(r->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (r->fd < 0)
+		return negative_errno();
+	r->size = fstat(r->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+	return 0;
+}
+
+int recorder_open(struct recorder **ret, const char *path, uint64_t max_bytes)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
+	int e;
 
 	if (!r)
 		return -ENOMEM;
-	r->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-	if (r->fd < 0) {
-		int e = negative_errno();
-
+	r->path = strdup(path);
+	r->max = max_bytes;
+	e = r->path ? open_append(r) : -ENOMEM;
+	if (e < 0) {
+		free(r->path);
 		free(r);
 		return e;
 	}
@@ -62,10 +80,26 @@ int recorder_open(struct recorder **ret, const char *path)
 struct recorder *recorder_close(struct recorder *r)
 {
 	if (r) {
-		close(r->fd);
+		if (r->fd >= 0)
+			close(r->fd);
+		free(r->path);
 		free(r);
 	}
 	return NULL;
+}
+
+/* The file is full: it becomes PATH.1, and a fresh one takes its place. */
+static int rotate(struct recorder *r)
+{
+	_cleanup_free_ char *old = NULL;
+
+	if (asprintf(&old, "%s.1", r->path) < 0)
+		return -ENOMEM;
+	if (rename(r->path, old) < 0)
+		return negative_errno();
+	close(r->fd);
+	r->fd = -1;
+	return open_append(r);
 }
 
 int recorder_append(struct recorder *r, const Kybertune__IntervalRecord *rec)
@@ -81,11 +115,19 @@ int recorder_append(struct recorder *r, const Kybertune__IntervalRecord *rec)
 		return -ENOMEM;
 	h = varint_encode(n, buf);
 	kybertune__interval_record__pack(rec, buf + h);
+	if (r->fd < 0 || (r->size && r->size + h + n > r->max)) {
+		/* A failed reopen is retried with the next record. */
+		int e = r->fd < 0 ? open_append(r) : rotate(r);
+
+		if (e < 0)
+			return e;
+	}
 	/* One write: with O_APPEND a record is never interleaved or split by
 	 * a reader looking at the file meanwhile. */
 	l = write(r->fd, buf, h + n);
 	if (l < 0)
 		return negative_errno();
+	r->size += (uint64_t)l;
 	return (size_t)l == h + n ? 0 : -EIO;
 }
 

@@ -14,8 +14,18 @@
 
 struct recorder;
 
-/* Opens (creating, appending) with O_CLOEXEC; mode 0640. */
-int recorder_open(struct recorder **ret, const char *path);
+/* The flight record's default size cap, bytes: about four days of one
+ * device at 1 s intervals (records are ~200 bytes). */
+#define RECORD_FILE_MAX_DEFAULT (64ull << 20)
+
+/*
+ * Opens (creating, appending) with O_CLOEXEC; mode 0640. The file grows to
+ * max_bytes at most: the record that would take it past is written to a
+ * fresh file after the full one is renamed to PATH.1 (replacing an older
+ * PATH.1), so the record takes at most twice max_bytes on disk, and the
+ * newest intervals are always kept.
+ */
+int recorder_open(struct recorder **ret, const char *path, uint64_t max_bytes);
 struct recorder *recorder_close(struct recorder *r);
 /* Appends one record; the write is a single write(2) of length + bytes. */
 int recorder_append(struct recorder *r, const Kybertune__IntervalRecord *rec);

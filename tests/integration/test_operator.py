@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.integration.dbus_helpers import (FakePolkit, dbus_send_error, has_python_dbus, run, status_json,
+from tests.integration.dbus_helpers import (KYBER_TUNECTL, FakePolkit, dbus_send_error, has_python_dbus, run, status_json,
                                             tunectl)
 from tests.lib.daemon import wait_for
 from tests.lib.require import require_tool
@@ -343,3 +343,28 @@ def test_unauthorized_flood_is_bounded(bus, tmp, device_factory, daemon_factory)
         assert d.stop() == 0, d.stderr()
     finally:
         pk.stop()
+
+
+def test_flight_record_is_capped(tmp, device_factory, daemon_factory):
+    """--record-max-size 5k: the record rotates to FILE.1 and neither file
+    passes the cap; kyber-tunectl replay reads both, whole records only;
+    a bad size is refused at start naming it."""
+    dev = device_factory("shm", size_mib=16)
+    record = f"{tmp}/record.pb"
+    args = ["--foreground", "--interval=100ms", "--settle=20ms", "--config=", f"--state-dir={tmp}/state",
+            f"--runtime-dir={tmp}/run", f"--record={record}", "--goal", f"{dev.name}:read-p99=2ms"]
+    bad = daemon_factory(args + ["--record-max-size", "4095"])
+    assert bad.proc.wait(10) == 2
+    assert "Invalid --record-max-size '4095'" in bad.stderr(), bad.stderr()
+    d = daemon_factory(args + ["--record-max-size", "5k"])
+    assert d.ready(), d.stderr()
+    wait_for(lambda: os.path.exists(record + ".1") and os.path.getsize(record) > 0, timeout=30,
+             what="the record to rotate")
+    assert d.stop() == 0, d.stderr()
+    sizes = (os.path.getsize(record), os.path.getsize(record + ".1"))
+    print(f"\nrecord sizes {sizes}")
+    assert max(sizes) <= 5000, sizes
+    for path in (record + ".1", record):
+        res = subprocess.run([KYBER_TUNECTL, "replay", path, "--json"], capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 0 and res.stdout.count("\n") >= 1, res.stderr

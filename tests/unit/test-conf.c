@@ -181,6 +181,12 @@ static void test_every_key(void **state)
 	assert_string_equal(parse(&c, "[Tuner]\nInterval=3600s\nSettle=0ms\nMaxDevices=1024\n"), "");
 	assert_true(c.interval_ns == 3600 * NSEC_PER_SEC && c.settle_ns == 0 && c.max_devices == 1024);
 	conf_done(&c);
+	assert_string_equal(parse(&c, "[Tuner]\nRecordMaxSize=4096\n"), "");
+	assert_true(c.has_record_max && c.record_max_bytes == 4096);
+	conf_done(&c);
+	assert_string_equal(parse(&c, "[Tuner]\nRecordMaxSize=64M\nRecordMaxSize=1000G\n"), "");
+	assert_true(c.record_max_bytes == 1000ull * 1000 * 1000 * 1000);
+	conf_done(&c);
 }
 
 static void test_defaults_and_empty(void **state)
@@ -235,6 +241,14 @@ static void test_bad_values(void **state)
 		{ "[Tuner]\nMaxDevices=99999999999999999999999\n",
 		  "t.conf:2: MaxDevices= must be between 1 and 1024, ignoring: 99999999999999999999999\n" },
 		{ "[Tuner]\nMaxDevices=16k\n", "t.conf:2: Failed to parse MaxDevices= value, ignoring: 16k\n" },
+#define RECORD_SIZE_WARN(v) "t.conf:2: RecordMaxSize= must be a size in bytes between 4096 and " \
+	"1000000000000 (k, M, G multiply by 1000), ignoring: " v "\n"
+		{ "[Tuner]\nRecordMaxSize=4095\n", RECORD_SIZE_WARN("4095") },
+		{ "[Tuner]\nRecordMaxSize=0\n", RECORD_SIZE_WARN("0") },
+		{ "[Tuner]\nRecordMaxSize=1001G\n", RECORD_SIZE_WARN("1001G") },
+		{ "[Tuner]\nRecordMaxSize=64MB\n", RECORD_SIZE_WARN("64MB") },
+		{ "[Tuner]\nRecordMaxSize=-1\n", RECORD_SIZE_WARN("-1") },
+		{ "[Tuner]\nRecordMaxSize=lots\n", RECORD_SIZE_WARN("lots") },
 		{ "[Tuner]\nLogLevel=loud\n",
 		  "t.conf:2: Failed to parse LogLevel= value, ignoring: loud (use err, warning, notice, "
 		  "info or debug)\n" },

@@ -230,6 +230,70 @@ static void test_originals_left_scheduler_too_long(void **unused)
 	originals_done(&back);
 }
 
+/* Records in a file, in order: their time_ns, the count returned. */
+static size_t read_times(const char *path, uint64_t *times, size_t max)
+{
+	uint8_t buf[4096];
+	Kybertune__IntervalRecord *got;
+	size_t len, off = 0, n = 0;
+	FILE *f = fopen(path, "re");
+
+	assert_non_null(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (n < max && record_next(buf, len, &off, &got) == 1) {
+		times[n++] = got->time_ns;
+		kybertune__interval_record__free_unpacked(got, NULL);
+	}
+	assert_int_equal(off, len);	/* every byte a whole record */
+	return n;
+}
+
+/* Records with time_ns from..to appended to path, capped at 300 bytes. */
+static void record_times(const char *path, uint64_t from, uint64_t to)
+{
+	Kybertune__IntervalRecord rec = KYBERTUNE__INTERVAL_RECORD__INIT;
+	struct recorder *r;
+
+	rec.device = "loop0";
+	rec.reason = "a reason of some length, as the tuner writes them";
+	assert_int_equal(recorder_open(&r, path, 300), 0);
+	for (uint64_t t = from; t <= to; t++) {
+		rec.time_ns = t;
+		assert_int_equal(recorder_append(r, &rec), 0);
+	}
+	recorder_close(r);
+}
+
+/* The recorder stays under its cap: the full file becomes PATH.1, and
+ * the newest records are in PATH, none lost across the rotation. */
+static void test_recorder_rotates(void **unused)
+{
+	char path[PATH_MAX], old[PATH_MAX + 2];
+	uint64_t cur[64], prev[64];
+	struct stat st;
+	size_t nc, np;
+
+	snprintf(path, sizeof(path), "%s/record.pb", dir);
+	snprintf(old, sizeof(old), "%s.1", path);
+	record_times(path, 1, 20);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size <= 300);
+	assert_int_equal(stat(old, &st), 0);
+	assert_true(st.st_size <= 300);
+	nc = read_times(path, cur, 64);
+	np = read_times(old, prev, 64);
+	assert_true(nc > 0 && np > 0);
+	assert_int_equal(cur[nc - 1], 20);		/* the newest is kept */
+	assert_int_equal(prev[np - 1] + 1, cur[0]);	/* none lost between */
+	/* Reopened, it counts what is there already. */
+	record_times(path, 21, 30);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size <= 300);
+	unlink(path);
+	unlink(old);
+}
+
 static void test_record_reader(void **unused)
 {
 	Kybertune__IntervalRecord rec = KYBERTUNE__INTERVAL_RECORD__INIT, *got;
@@ -302,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_state_files),
 		cmocka_unit_test(test_originals),
 		cmocka_unit_test(test_originals_left_scheduler_too_long),
+		cmocka_unit_test(test_recorder_rotates),
 		cmocka_unit_test(test_record_reader),
 		cmocka_unit_test(test_varint),
 	};
