@@ -42,7 +42,7 @@ bool kyber_saved_differ(const struct kyber_saved *now, const struct kyber_saved 
 	return true;
 }
 
-bool original_left(const struct original *e, struct kyber_saved *out)
+static bool original_left(const struct original *e, struct kyber_saved *out)
 {
 	if (!e->left_scheduler[0])
 		return false;	/* recorded by a version that kept no such record */
@@ -51,6 +51,14 @@ bool original_left(const struct original *e, struct kyber_saved *out)
 	out->was_kyber = strcmp(out->scheduler, "kyber") == 0;
 	out->targets = (struct kyber_targets) { e->left_read_target_ns, e->left_write_target_ns };
 	return true;
+}
+
+bool original_changed(const char *sysroot, const char *name, const struct original *e, char *why, size_t n)
+{
+	struct kyber_saved left, now;
+
+	return original_left(e, &left) && kyber_sysfs_save(sysroot, name, &now) == 0 &&
+	       kyber_saved_differ(&now, &left, why, n);
 }
 
 bool device_as_left(struct device *d, char *why, size_t n)

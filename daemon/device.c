@@ -78,7 +78,6 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* Someone else wrote the scheduler or a target: hands off until resumed. */
 /* Keeps the last scheduler read when sysfs cannot be read (the disk is
  * going away: device_present() tells). */
 void device_refresh_scheduler(struct device *d)
@@ -89,23 +88,16 @@ void device_refresh_scheduler(struct device *d)
 		memcpy(d->scheduler, si.current, sizeof(d->scheduler));
 }
 
+/* Someone else wrote the scheduler or a target: hands off until resumed. */
 static bool check_override(struct device *d)
 {
-	const char *root = d->env.o->sysroot;
-	struct kyber_targets now;
-	char why[200];
+	char what[160], why[200];
 
 	if (d->overridden)
 		return true;
-	if (d->scheduler[0] && strcmp(d->scheduler, device_sched_expected(d)) != 0)
-		snprintf(why, sizeof(why), "scheduler changed to %s by someone else", d->scheduler);
-	else if (d->sched.run == SCHED_RUN_KYBER && kyber_sysfs_read_targets(root, d->dev.name, &now) == 0 &&
-		 (now.read_ns != d->written.read_ns || now.write_ns != d->written.write_ns))
-		snprintf(why, sizeof(why), "targets changed from %llu/%llu to %llu/%llu ns by someone else",
-			 (unsigned long long)d->written.read_ns, (unsigned long long)d->written.write_ns,
-			 (unsigned long long)now.read_ns, (unsigned long long)now.write_ns);
-	else
+	if (device_as_left(d, what, sizeof(what)))
 		return false;
+	snprintf(why, sizeof(why), "changed by someone else: %s", what);
 	device_mark_overridden(d, why);
 	return true;
 }
@@ -297,12 +289,9 @@ static int record_original(struct device *d, sd_bus_error *error)
 static int save_original(struct device *d, sd_bus_error *error)
 {
 	struct original *prev = originals_find(d->env.originals, d->id);
-	struct kyber_saved left, now;
 	char why[160];
 
-	if (prev && original_left(prev, &left) &&
-	    kyber_sysfs_save(d->env.o->sysroot, d->dev.name, &now) == 0 &&
-	    kyber_saved_differ(&now, &left, why, sizeof(why))) {
+	if (prev && original_changed(d->env.o->sysroot, d->dev.name, prev, why, sizeof(why))) {
 		/* Changed by hand while no instance ran: that is the device's
 		 * setting now, and the one to go back to. */
 		log_dev_notice(d->dev.name, "changed by someone else since the previous instance stopped (%s): "

@@ -60,10 +60,11 @@ const char *device_config_goal(const struct device *d);
 /* Does the device still have the scheduler and targets kyber-tuned left
  * on it? If not, what differs, in a phrase. */
 bool device_as_left(struct device *d, char *why, size_t n);
-/* What the instance that recorded e left on the device; false if it
- * recorded nothing (an older version). */
+/* Someone changed the device (kernel name) since the instance that
+ * recorded e last wrote it: what differs, in a phrase. False if not, or
+ * if e records nothing of it (an older version). */
 struct original;
-bool original_left(const struct original *e, struct kyber_saved *out);
+bool original_changed(const char *sysroot, const char *name, const struct original *e, char *why, size_t n);
 /* A setting read now against one kyber-tuned left: what differs, in a
  * phrase, or false. */
 bool kyber_saved_differ(const struct kyber_saved *now, const struct kyber_saved *left, char *why, size_t n);

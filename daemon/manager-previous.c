@@ -42,21 +42,6 @@ static bool find_by_id(const struct manager *m, const char *id, const char *hint
 	return found;
 }
 
-/* Someone changed the device since the instance that recorded e stopped:
- * what is there now stays. */
-static bool changed_since(const struct manager *m, const struct original *e, const char *name)
-{
-	struct kyber_saved left, now;
-	char why[160];
-
-	if (!original_left(e, &left) || kyber_sysfs_save(m->o.sysroot, name, &now) < 0 ||
-	    !kyber_saved_differ(&now, &left, why, sizeof(why)))
-		return false;
-	log_dev_notice(name, "tuned by a previous instance, changed by someone else since (%s): leaving it as it is",
-		       why);
-	return true;
-}
-
 void manager_resume_goals(struct manager *m)
 {
 	struct blockdev bd;
@@ -95,6 +80,7 @@ void manager_restore_leftovers(struct manager *m)
 		struct kyber_saved saved = { .was_kyber = e->was_kyber,
 					     .targets = { e->read_target_ns, e->write_target_ns } };
 		bool tuned = false;
+		char why[160];
 
 		for (size_t j = 0; j < m->n_devs; j++)
 			tuned |= strcmp(device_id(m->devs[j]), e->id) == 0;
@@ -103,16 +89,19 @@ void manager_restore_leftovers(struct manager *m)
 			continue;
 		}
 		snprintf(saved.scheduler, sizeof(saved.scheduler), "%s", e->scheduler);
-		if (find_by_id(m, e->id, e->name, &bd) && changed_since(m, e, bd.name))
-			;	/* logged */
-		else if (find_by_id(m, e->id, e->name, &bd) &&
-			 kyber_sysfs_restore(m->o.sysroot, bd.name, &saved) == 0)
+		if (!find_by_id(m, e->id, e->name, &bd))
+			log_warning("Device %s (%s) tuned by a previous instance is not here: nothing to restore",
+				    e->name ? e->name : "?", e->id);
+		else if (original_changed(m->o.sysroot, bd.name, e, why, sizeof(why)))
+			/* What is there now stays. */
+			log_dev_notice(bd.name, "tuned by a previous instance, changed by someone else since "
+				       "(%s): leaving it as it is", why);
+		else if (kyber_sysfs_restore(m->o.sysroot, bd.name, &saved) == 0)
 			log_dev_event(LOG_LEVEL_INFO, bd.name, LOG_MESSAGE_RESTORED,
 				      "restored scheduler %s left tuned by a previous instance",
 				 e->scheduler);
 		else
-			log_warning("Device %s (%s) tuned by a previous instance: could not restore it",
-				    e->name ? e->name : "?", e->id);
+			log_dev_warning(bd.name, "tuned by a previous instance: could not restore it");
 		originals_remove(&m->originals, e->id);	/* moves the last entry here */
 	}
 	manager_save_originals(m);
