@@ -66,9 +66,9 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemo
 	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
-PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c
+PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c
 SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
+	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
@@ -86,7 +86,7 @@ PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
 	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller test-ctl-sched \
-	test-conf test-state test-tunectl-format
+	test-conf test-state test-tunectl-format test-uevent
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
@@ -221,6 +221,7 @@ $(BUILD)/tests/test-report: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/json-line.h tunectl/tunectl-format.c shared/hist.c \
 	shared/parse-util.c
 $(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
+$(BUILD)/tests/test-uevent: tests/unit/test-uevent.c daemon/uevent.c shared/parse-util.c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
@@ -244,7 +245,7 @@ tuner-matrix: $(MATRIX_BIN)
 # sanitizer report fails. A new harness: add it to FUZZERS and give it a
 # <fuzzer>_SRCS line (and <fuzzer>_LIBS if needed) before the foreach.
 FUZZ_SECONDS ?= 20
-FUZZERS := fuzz-goal fuzz-conf fuzz-state
+FUZZERS := fuzz-goal fuzz-conf fuzz-state fuzz-uevent
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
@@ -255,6 +256,7 @@ fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/fileio.c shared/go
 fuzz-conf_LIBS := -linih -lsystemd
 fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
 fuzz-state_LIBS := -lprotobuf-c
+fuzz-uevent_SRCS := tests/fuzz/fuzz-uevent.c daemon/uevent.c shared/parse-util.c
 $(foreach f,$(FUZZERS),$(eval $(BUILD)/fuzz/$(f): $($(f)_SRCS)))
 
 $(BUILD)/fuzz/%: $(HEADERS) | $(BUILD)

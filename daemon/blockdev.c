@@ -195,6 +195,15 @@ static bool read_attr(const char *path, char *buf, size_t n)
 	return l > 0;
 }
 
+bool blockdev_has_medium(const char *sysroot, const char *name)
+{
+	char path[PATH_MAX], size[32];
+
+	snprintf(path, sizeof(path), "%s/class/block/%s/size", sysroot, name);
+	/* Unreadable: not ours to judge; present. */
+	return !read_attr(path, size, sizeof(size)) || strcmp(size, "0") != 0;
+}
+
 void blockdev_stable_id(const char *sysroot, const struct blockdev *d, char *buf, size_t n)
 {
 	char path[PATH_MAX], a[128], b[PATH_MAX];

@@ -51,6 +51,10 @@ int blockdev_read_inflight(const char *sysroot, const char *name, unsigned *ret)
 /* Whether the kernel does I/O accounting for the disk (queue/iostats). */
 int blockdev_read_iostats(const char *sysroot, const char *name, bool *ret);
 
+/* False when the disk has no medium: size 0 (a loop device with no file,
+ * an empty drive). Its goal waits for one. */
+bool blockdev_has_medium(const char *sysroot, const char *name);
+
 /*
  * A name for the device that survives reboots and renumbering, for
  * persistent state: "wwid:...", "serial:MODEL:SERIAL", "loop:BACKING_FILE",

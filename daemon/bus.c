@@ -201,12 +201,30 @@ static int property_get_interval(sd_bus *bus, const char *path, const char *inte
 	return sd_bus_message_append(reply, "t", manager_interval_ns(b->m));
 }
 
+/* Goals for disks that are not here: (device, goal, source). No change
+ * signal: DeviceAdded says when one applies. */
+static int property_get_waiting_goals(sd_bus *bus, const char *path, const char *interface, const char *property,
+				      sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct bus *b = userdata;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	for (size_t i = 0; r >= 0 && i < manager_n_waiting(b->m); i++) {
+		const struct waiting_goal *w = manager_waiting(b->m, i);
+
+		r = sd_bus_message_append(reply, "(sss)", w->name, w->goal, goal_source_to_string(w->source));
+	}
+	return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 /* Every method may be called by anyone as far as sd-bus is concerned
  * (UNPRIVILEGED): the changing ones check authorization themselves. */
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("Interval", "t", property_get_interval, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("WaitingGoals", "a(sss)", property_get_waiting_goals, 0, 0),
 	SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sso)", devices),
 				method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetDevice", SD_BUS_ARGS("s", device), SD_BUS_RESULT("o", path),

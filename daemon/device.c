@@ -404,7 +404,12 @@ bool device_present(struct device *d, char *why, size_t n)
 
 	if (blockdev_resolve(d->env.o->sysroot, d->dev.name, &now, NULL) < 0 || now.kdev != d->dev.kdev)
 		snprintf(why, n, "the disk went away");
-	else if (now.diskseq != d->dev.diskseq)
+	else if (!blockdev_has_medium(d->env.o->sysroot, d->dev.name)) {
+		/* Still its queue, which keeps the scheduler for whatever disk
+		 * comes next: put back what it had (not gone). */
+		snprintf(why, n, "its medium went away (size 0: a loop device detached, a drive emptied)");
+		return false;
+	} else if (now.diskseq != d->dev.diskseq)
 		/* A loop device detached and attached to another file, a disk
 		 * swapped: what was saved and learned is the old disk's. */
 		snprintf(why, n, "another disk took its name (diskseq %llu -> %llu)",

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "conf.h"
+#include "device-events.h"
 #include "error.h"
 #include "log.h"
 #include "log-journal.h"
@@ -55,6 +56,9 @@ static void help(void)
 	       "                           $RUNTIME_DIRECTORY or /run/kyber-tuned)\n"
 	       "      --record FILE        Flight recorder: one record per device and interval\n"
 	       "      --record-max-size SIZE  FILE's size before it becomes FILE.1 (64M)\n"
+	       "      --device-events SOURCE  Disks plugged and unplugged: auto (default: udev\n"
+	       "                           where it runs, else the kernel's uevents), udev,\n"
+	       "                           kernel, off\n"
 	       "      --count N            --observe: stop after N intervals\n"
 	       "      --json               One JSON object per device and interval on stdout\n"
 	       "      --track-requests     --observe: time requests from their insert/issue\n"
@@ -90,6 +94,7 @@ enum {
 	ARG_RUNTIME_DIR,
 	ARG_RECORD,
 	ARG_RECORD_MAX,
+	ARG_DEVICE_EVENTS,
 };
 
 /* The directory systemd made for us, else the default; created if needed. */
@@ -140,6 +145,7 @@ static const struct option options[] = {
 	{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
 	{ "record", required_argument, NULL, ARG_RECORD },
 	{ "record-max-size", required_argument, NULL, ARG_RECORD_MAX },
+	{ "device-events", required_argument, NULL, ARG_DEVICE_EVENTS },
 	{}
 };
 
@@ -265,6 +271,12 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 				return -EINVAL;
 			}
 			a->svc.cli_set |= SERVICE_CLI_RECORD_MAX;
+			break;
+		case ARG_DEVICE_EVENTS:
+			if (device_events_source_from_string(optarg, &a->svc.device_events) < 0) {
+				log_error("Invalid --device-events '%s': auto, udev, kernel or off", optarg);
+				return -EINVAL;
+			}
 			break;
 		case ARG_NO_ROLLBACK:
 			a->svc.manager.rollback = false;

@@ -19,7 +19,40 @@ struct manager {
 	struct state state;		/* goals set at run time, learned state */
 	struct originals originals;	/* what to restore, also after a crash */
 	char *state_path, *originals_path;	/* NULL: not kept */
+	struct waiting_goal *waiting;
+	size_t n_waiting;
 };
+
+/* Forgets devs[i]: the bus drops its object, its observer slot is freed,
+ * it rolls back unless its disk is gone. */
+void manager_remove_device(struct manager *m, size_t i);
+/* A tuned device whose disk went away (why): its goals wait for it. */
+void manager_device_gone(struct manager *m, size_t i, const char *why);
+/* Keeps goal waiting for the disk id names (struct waiting_goal); one per
+ * disk and source, a new one replaces the old. -ENOMEM. */
+/* Longest /dev path a goal may wait under. */
+#define WAITING_DEVICE_MAX 256
+
+/* A goal for device (a name or /dev path given by the user) whose disk is
+ * not here: kept waiting (in the state file too when set at run time),
+ * said in the journal. 1, or -errno with a sentence in error. */
+int manager_wait_absent(struct manager *m, const char *device, const struct goal *g, enum goal_source source,
+			sd_bus_error *error);
+int manager_wait_for(struct manager *m, const char *id, const char *name, const char *goal,
+		     enum goal_source source);
+/* Removes the goals waiting under name (a name or the text given); those
+ * set at run time leave the state file. -ENODEV if there were none. */
+int manager_forget_waiting(struct manager *m, const char *name);
+/* Whether the disk named name is the one id stands for. */
+bool manager_disk_has_id(const struct manager *m, const char *name, const char *id);
+/* Configured goals waiting for a disk that the configuration no longer has. */
+void manager_drop_waiting_config_except(struct manager *m, const char *const *devices, size_t n);
+void manager_free_waiting(struct manager *m);
+/* Applies the goals waiting for disks that are here (at start, after lost
+ * events). */
+void manager_apply_waiting(struct manager *m);
+/* Writes the state file (a device's save_state callback). */
+void manager_save_state(void *owner);
 
 /* Writes the originals file (a device's save_originals callback). */
 void manager_save_originals(void *owner);

@@ -53,9 +53,16 @@ void manager_resume_goals(struct manager *m)
 
 		if (!sd->goal || manager_find(m, sd->name))
 			continue;
-		if (!find_by_id(m, sd->id, sd->name, &bd)) {
-			log_notice("Device %s (%s) with a goal set at run time is not here; keeping its goal",
-				   sd->name ? sd->name : "?", sd->id);
+		/* A goal set for a name rather than a disk (it was not here
+		 * then): applied below, with the other goals waiting. */
+		if (strncmp(sd->id, "name:", 5) == 0 || !find_by_id(m, sd->id, sd->name, &bd)) {
+			if (strncmp(sd->id, "name:", 5) != 0)
+				log_notice("Device %s (%s) with a goal set at run time is not here; its goal "
+					   "waits for it", sd->name ? sd->name : "?", sd->id);
+			if (manager_wait_for(m, sd->id, sd->name ? sd->name : sd->id, sd->goal,
+					     GOAL_SOURCE_RUNTIME) < 0)
+				log_warning("Cannot keep the goal of %s waiting: out of memory or too many",
+					    sd->name ? sd->name : sd->id);
 			continue;
 		}
 		r = manager_set_goal_from(m, bd.name, sd->goal, GOAL_SOURCE_RUNTIME, &error);
@@ -68,6 +75,7 @@ void manager_resume_goals(struct manager *m)
 		else
 			log_dev_info(bd.name, "resumed the goal set at run time: %s", sd->goal);
 	}
+	manager_apply_waiting(m);
 }
 
 void manager_restore_leftovers(struct manager *m)

@@ -44,9 +44,8 @@ static void update_tick(struct manager *m)
 		(void)sd_event_source_set_enabled(m->tick, SD_EVENT_OFF);
 }
 
-/* Forget devs[i]: callbacks first (the bus drops its object), then free,
- * which rolls back unless the disk is gone. */
-static void remove_device(struct manager *m, size_t i)
+/* Callbacks first (the bus drops its object), then free. */
+void manager_remove_device(struct manager *m, size_t i)
 {
 	struct device *d = m->devs[i];
 
@@ -65,13 +64,11 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
 
-		char why[96];
+		char why[128];
 
+		/* Device events say so at once; this catches what they missed. */
 		if (!device_present(d, why, sizeof(why))) {
-			/* A run-time goal stays in the state file: it resumes
-			 * when the daemon next starts with the disk there. */
-			log_dev_notice(device_name(d), "%s; no longer tuning it", why);
-			remove_device(m, i);
+			manager_device_gone(m, i, why);
 			continue;
 		}
 		device_step(d);
@@ -150,7 +147,7 @@ static void load_persistent(struct manager *m)
 	}
 }
 
-static void save_state(void *owner)
+void manager_save_state(void *owner)
 {
 	struct manager *m = owner;
 	int r;
@@ -232,6 +229,7 @@ struct manager *manager_free(struct manager *m)
 	for (size_t i = 0; i < m->n_devs; i++)
 		device_free(m->devs[i]);
 	free(m->devs);
+	manager_free_waiting(m);
 	sd_event_source_disable_unref(m->tick);
 	observer_free(m->observer);
 	sd_event_unref(m->event);
@@ -317,7 +315,7 @@ static void remember_goal(struct manager *m, struct device *d)
 	e.goal = device_source(d) == GOAL_SOURCE_RUNTIME ?
 		 goal_format(device_goal(d), goal, sizeof(goal)) : NULL;
 	if (state_put(&m->state, &e) == 0)
-		save_state(m);
+		manager_save_state(m);
 }
 
 /* A configured goal for a device whose goal was set at run time or on the
@@ -338,6 +336,23 @@ static void stand_behind(struct device *d, const struct goal *g)
 							       "given on the command line");
 }
 
+/* What a user typed for a disk that is not here but may be plugged later:
+ * a valid name or a /dev path. Anything else that does not resolve is an
+ * error now. */
+static bool could_appear(const char *device, int r)
+{
+	if (r != -ENODEV && r != -ENOENT)
+		return false;
+	if (strncmp(device, "/dev/", 5) != 0)
+		return blockdev_name_valid(device);
+	/* What udev puts in link names (it escapes the rest as \xNN). */
+	if (strlen(device) >= WAITING_DEVICE_MAX || strstr(device, "/../") || strstr(device, "/./") ||
+	    strspn(device, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._:+@=,#\\-") !=
+	    strlen(device))
+		return false;
+	return true;
+}
+
 int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
 			  enum goal_source source, sd_bus_error *error)
 {
@@ -353,11 +368,17 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 	d = manager_find(m, device);
 	if (!d) {
 		r = blockdev_resolve_user(m->o.sysroot, device, &bd, note, sizeof(note), error);
+		if (r < 0 && source != GOAL_SOURCE_CLI && could_appear(device, r)) {
+			sd_bus_error_free(error);
+			return manager_wait_absent(m, device, &g, source, error);
+		}
 		if (r < 0)
 			return r;
 		if (note[0])
 			log_info("%s", note);
 		d = manager_find(m, bd.name);
+		if (!d && source != GOAL_SOURCE_CLI && !blockdev_has_medium(m->o.sysroot, bd.name))
+			return manager_wait_absent(m, bd.name, &g, source, error);
 	}
 	if (d) {
 		if (source == GOAL_SOURCE_CONFIG && device_source(d) != GOAL_SOURCE_CONFIG) {
@@ -399,7 +420,7 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 			       .o = &m->o, .observer = m->observer, .event = m->event,
 			       .recorder = m->recorder, .cb = &m->cb,
 			       .state = &m->state, .originals = &m->originals,
-			       .save_state = save_state, .save_originals = manager_save_originals, .owner = m,
+			       .save_state = manager_save_state, .save_originals = manager_save_originals, .owner = m,
 		       }, &bd, &g, source, &d, error);
 	if (r < 0)
 		return r;
@@ -418,6 +439,7 @@ int manager_set_goal(struct manager *m, const char *device, const char *goal_tex
 
 void manager_drop_config_goals_except(struct manager *m, const char *const *devices, size_t n)
 {
+	manager_drop_waiting_config_except(m, devices, n);
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
 		bool listed = false;
@@ -444,13 +466,16 @@ int manager_clear_goal(struct manager *m, const char *device, sd_bus_error *erro
 	size_t i;
 	int r;
 
+	d = manager_find(m, device);
+	if (!d && manager_forget_waiting(m, device) == 0)
+		return 0;
 	r = find_or_fail(m, device, &d, error);
 	if (r < 0)
 		return r;
 	for (i = 0; m->devs[i] != d; i++)
 		;
 	state_remove(&m->state, device_id(d));
-	save_state(m);
+	manager_save_state(m);
 	if (device_source(d) == GOAL_SOURCE_RUNTIME && device_config_goal(d)) {
 		struct goal g;
 
@@ -464,7 +489,7 @@ int manager_clear_goal(struct manager *m, const char *device, sd_bus_error *erro
 		}
 	}
 	log_dev_info(device_name(d), "goal cleared");
-	remove_device(m, i);
+	manager_remove_device(m, i);
 	return 0;
 }
 

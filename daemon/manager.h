@@ -19,9 +19,23 @@
 #include "goal.h"
 #include "kyber-sysfs.h"
 #include "observer.h"
+#include "uevent.h"
 
 struct manager;
 struct device;
+
+/* A goal for a disk that is not here: set or configured before it was
+ * plugged, or kept when it went away. It applies when the disk appears. */
+struct waiting_goal {
+	/* Which disk: "name:X" is whatever disk the name or /dev path X
+	 * resolves to (configured goals, goals set while it was absent);
+	 * any other stable id (blockdev_stable_id()) is that disk only,
+	 * under whatever name it comes back (goals it had when it left). */
+	char *id;
+	char *name;		/* as last seen or given: for ClearGoal and status */
+	char goal[GOAL_TEXT_MAX];
+	enum goal_source source;
+};
 
 void manager_options_default(struct manager_options *o);
 
@@ -34,7 +48,10 @@ void manager_set_callbacks(struct manager *m, const struct manager_callbacks *cb
 
 /*
  * Requests. device: a name or /dev path. A goal on a new device starts
- * tuning it; on a tuned device it replaces the goal. clear_goal restores
+ * tuning it; on a tuned device it replaces the goal; for a disk that is
+ * not here (a name or /dev path that does not exist, a disk without
+ * medium) it waits for the disk and returns 1 (not with --goal, which
+ * must take at once). clear_goal restores
  * the original scheduler and targets and forgets the device. pause stops
  * writing targets (state paused) and resume starts again from what is in
  * sysfs then; resume also ends overridden. reset restores the originals,
@@ -69,6 +86,12 @@ void manager_resume_all(struct manager *m);
 /* 0 if the observer's maps are still usable with the capabilities this
  * process has now (struct manager * as void *: a privs probe). */
 int manager_check_observer_access(void *userdata);
+
+/* A disk appeared, changed or went away (device-events.h): the tuned disk
+ * of that name is checked at once; goals waiting for it apply. */
+void manager_device_event(struct manager *m, enum device_event_action action, const char *name);
+size_t manager_n_waiting(const struct manager *m);
+const struct waiting_goal *manager_waiting(const struct manager *m, size_t i);
 
 /* The tuning interval, ns. */
 uint64_t manager_interval_ns(const struct manager *m);

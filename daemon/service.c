@@ -20,7 +20,15 @@ struct service {
 	struct manager *m;
 	struct conf conf;
 	sd_event *event;
+	struct device_events *events;
 };
+
+static void on_device_event(enum device_event_action action, const char *name, void *userdata)
+{
+	struct service *svc = userdata;
+
+	manager_device_event(svc->m, action, name);
+}
 
 /* --foreground has nothing to serve once its last device is gone. */
 static void on_device_removed(struct device *d, void *userdata)
@@ -201,6 +209,11 @@ int service_run(const struct service_options *o)
 	r = manager_new(&svc.m, event, &mo);
 	if (r < 0)
 		goto out;
+	/* Before the goals: a disk plugged while they are set is not missed. */
+	r = device_events_new(&svc.events, event, o->device_events, on_device_event, &svc);
+	if (r < 0)
+		log_warning("Not watching for disks plugged and unplugged: a disk that goes away is noticed "
+			    "within an interval, a goal waiting for a disk applies at the next start");
 	r = apply_cli_goals(&svc);
 	if (r < 0)
 		goto out;
@@ -233,6 +246,7 @@ int service_run(const struct service_options *o)
 		log_error_errno(r, "Event loop failed: %m");
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=Restoring the original settings");
 out:
+	device_events_free(svc.events);
 	bus_free(bus);
 	manager_free(svc.m);
 	conf_done(&svc.conf);

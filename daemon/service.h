@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "device-events.h"
 #include "manager.h"
 
 struct service_goal {
@@ -29,6 +30,7 @@ struct service_options {
 	struct service_goal *goals;	/* from the command line */
 	size_t n_goals;
 	bool bus;			/* serve the D-Bus API on the system bus */
+	enum device_events_source device_events;	/* hotplug (auto) */
 	const char *config_path;	/* NULL: no configuration file */
 	const char *dropin_dir;		/* NULL: no drop-ins */
 	unsigned cli_set;		/* SERVICE_CLI_* */

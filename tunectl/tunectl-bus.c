@@ -188,6 +188,32 @@ int list_paths(sd_bus *bus, char ***ret, size_t *ret_n)
 	return 0;
 }
 
+int for_each_waiting(sd_bus *bus, int (*fn)(const char *device, const char *goal, const char *source, void *userdata),
+		     void *userdata)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	const char *device, *goal, *source;
+	int r;
+
+	r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "WaitingGoals", &e, &reply,
+				"a(sss)");
+	if (r < 0) {
+		call_failed("list the goals waiting for their disks", &e, r);
+		sd_bus_error_free(&e);
+		return r;
+	}
+	r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(sss)", &device, &goal, &source)) > 0) {
+		r = fn(device, goal, source, userdata);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return log_error_errno(r, "Failed to parse the goals waiting for their disks: %m");
+	return 0;
+}
+
 void strv_free(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)

@@ -349,6 +349,36 @@ void tf_list_row(FILE *f, const struct tf_status *s)
 		dur(b, sizeof(b), s->read_target_ns), dur(c, sizeof(c), s->write_target_ns));
 }
 
+void tf_waiting_print(FILE *f, const char *device, const char *goal, const char *source, bool utf8)
+{
+	fputs(utf8 ? "\u25cb " : "o ", f);
+	put_text(f, device);
+	fprintf(f, "\n%12s: waiting for the disk (not here, or no medium); the goal applies when it appears",
+		"State");
+	fprintf(f, "\n%12s: ", "Goal");
+	put_text(f, goal);
+	fputs(" (", f);
+	put_text(f, goal_source_label(source));
+	fputs(")\n", f);
+}
+
+void tf_waiting_row(FILE *f, const char *device, const char *goal)
+{
+	fprintf(f, "%-12s %-11s %-34s %9s %9s %s\n", device, "waiting", goal, "-", "-", "-");
+}
+
+int tf_waiting_json(FILE *f, const char *device, const char *goal, const char *source)
+{
+	struct tf_json j;
+
+	tf_json_begin(&j, f);
+	tf_json_str(&j, "device", device);
+	tf_json_str(&j, "state", "waiting");
+	tf_json_str(&j, "goal", goal);
+	tf_json_str(&j, "goal_source", source);
+	return tf_json_end(&j);
+}
+
 char *tf_format_time(char *buf, size_t n, uint64_t time_ns, bool with_date)
 {
 	time_t t = (time_t)(time_ns / NSEC_PER_SEC);

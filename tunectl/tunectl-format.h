@@ -72,6 +72,12 @@ int tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns);
 void tf_list_header(FILE *f);
 void tf_list_row(FILE *f, const struct tf_status *s);
 
+/* A goal waiting for a disk that is not here (the WaitingGoals property):
+ * as status prints it, as a list row, as a JSON object. */
+void tf_waiting_print(FILE *f, const char *device, const char *goal, const char *source, bool utf8);
+void tf_waiting_row(FILE *f, const char *device, const char *goal);
+int tf_waiting_json(FILE *f, const char *device, const char *goal, const char *source);
+
 /* ---- One interval of one device: a monitor or flight-recorder line. */
 
 struct tf_op {

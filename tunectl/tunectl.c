@@ -57,8 +57,47 @@ static void help(void)
 
 /* ---------------------------------------------------------------- verbs */
 
+/* Goals waiting for their disks, after the tuned devices. */
+struct waiting_out {
+	size_t n;		/* printed so far */
+	bool after_devices;	/* status: a blank line first */
+	const char *device;	/* set-goal: the one to look for */
+};
+
+static int status_waiting(const char *device, const char *goal, const char *source, void *userdata)
+{
+	struct waiting_out *w = userdata;
+
+	if (arg_json)
+		return tf_waiting_json(stdout, device, goal, source);
+	if (w->n++ || w->after_devices)
+		putchar('\n');
+	tf_waiting_print(stdout, device, goal, source, arg_utf8);
+	return 0;
+}
+
+static int list_waiting(const char *device, const char *goal, const char *source, void *userdata)
+{
+	struct waiting_out *w = userdata;
+
+	w->n++;
+	if (arg_json)
+		return tf_waiting_json(stdout, device, goal, source);
+	tf_waiting_row(stdout, device, goal);
+	return 0;
+}
+
+static int find_waiting(const char *device, const char *goal, const char *source, void *userdata)
+{
+	struct waiting_out *w = userdata;
+
+	w->n += strcmp(device, w->device) == 0;
+	return 0;
+}
+
 static int verb_status(sd_bus *bus, int argc, char **argv)
 {
+	struct waiting_out waiting = {};
 	char **paths = NULL;
 	size_t n = 0;
 	int r, ret = 0;
@@ -75,8 +114,6 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		strv_free(paths);
 		return 1;
 	}
-	if (!n && !arg_json && argc <= 1)
-		printf("No devices are tuned (kyber-tunectl set-goal DEV GOAL starts one).\n");
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 		struct tf_status s;
@@ -94,11 +131,19 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		}
 	}
 	strv_free(paths);
+	if (argc > 1)
+		return ret;
+	waiting.after_devices = n > 0;
+	if (for_each_waiting(bus, status_waiting, &waiting) < 0)
+		return 1;
+	if (!n && !waiting.n && !arg_json)
+		printf("No devices are tuned (kyber-tunectl set-goal DEV GOAL starts one).\n");
 	return ret;
 }
 
 static int verb_list(sd_bus *bus, int argc, char **argv)
 {
+	struct waiting_out waiting = {};
 	char **paths = NULL;
 	size_t n = 0;
 	int ret = 0;
@@ -127,9 +172,14 @@ static int verb_list(sd_bus *bus, int argc, char **argv)
 		tf_json_str(&j, "object_path", paths[i]);
 		tf_json_end(&j);
 	}
-	if (!arg_json)
-		printf("\n%zu device%s tuned.\n", n, n == 1 ? "" : "s");
 	strv_free(paths);
+	if (for_each_waiting(bus, list_waiting, &waiting) < 0)
+		return 1;
+	if (!arg_json && waiting.n)
+		printf("\n%zu device%s tuned, %zu goal%s waiting for %s disk.\n", n, n == 1 ? "" : "s",
+		       waiting.n, waiting.n == 1 ? "" : "s", waiting.n == 1 ? "its" : "their");
+	else if (!arg_json)
+		printf("\n%zu device%s tuned.\n", n, n == 1 ? "" : "s");
 	return ret;
 }
 
@@ -174,6 +224,13 @@ static int verb_change(sd_bus *bus, int argc, char **argv)
 		call_failed(map[i].what, &e, r);
 		sd_bus_error_free(&e);
 		return 1;
+	}
+	if (i == 0) {
+		struct waiting_out waiting = { .device = argv[1] };
+
+		if (for_each_waiting(bus, find_waiting, &waiting) == 0 && waiting.n)
+			printf("%s is not here (or has no medium): the goal waits for it and applies when it "
+			       "appears.\n", argv[1]);
 	}
 	return 0;
 }

@@ -29,6 +29,10 @@ int get_status(sd_bus *bus, const char *path, sd_bus_message **ret_reply, struct
 int get_device_path(sd_bus *bus, const char *dev, char **ret);
 /* Every tuned device's object path, a NULL-terminated array. Errors are logged. */
 int list_paths(sd_bus *bus, char ***ret, size_t *ret_n);
+/* Calls fn for each goal waiting for its disk (WaitingGoals); stops at
+ * fn's first error. Errors are logged. */
+int for_each_waiting(sd_bus *bus, int (*fn)(const char *device, const char *goal, const char *source, void *userdata),
+		     void *userdata);
 void strv_free(char **v);
 /* Logs "Out of memory"; returns the exit status 1. */
 int log_oom_status(void);

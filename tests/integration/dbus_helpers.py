@@ -220,6 +220,22 @@ class FakePolkit:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def start_service(daemon_factory, bus, tmp, conf=None, interval="200ms", extra=()):
+    """kyber-tuned serving the D-Bus API on bus, state and runtime
+    directories under tmp, no configuration unless conf; ready."""
+    args = ["--config=" + (conf or ""), f"--state-dir={tmp}/state", f"--runtime-dir={tmp}/run",
+            f"--interval={interval}", "--settle=50ms", *extra]
+    d = daemon_factory(args, env={"DBUS_SYSTEM_BUS_ADDRESS": bus.address})
+    assert d.ready(), d.stderr()
+    return d
+
+
+def ok(res):
+    """res, a CompletedProcess that must have succeeded."""
+    assert res.returncode == 0, res.stderr
+    return res
+
+
 def has_python_dbus():
     res = subprocess.run(["/usr/bin/python3", "-c", "import dbus, dbus.mainloop.glib; "
                           "from gi.repository import GLib"], capture_output=True)
@@ -231,3 +247,52 @@ def status_json(bus, dev, user=None):
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
+
+
+class SignalWatch:
+    """The Manager's signals on the bus, as busctl monitor sees them, read
+    by a thread. busctl is stopped by PID (stop()). Monitoring starts
+    asynchronously: ready() waits until a signal the caller provokes has
+    been seen, so no later signal can be missed."""
+
+    def __init__(self, bus, members=("DeviceAdded", "DeviceRemoved")):
+        import threading
+        matches = [f"--match=type='signal',interface='{MANAGER_IFACE}',member='{m}'" for m in members]
+        self.proc = subprocess.Popen(["busctl", f"--address={bus.address}", "monitor", "--json=short", *matches],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.seen = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            with self._lock:
+                self.seen.append((msg.get("member"), msg.get("payload", {}).get("data", [None])[0]))
+
+    def signals(self):
+        """(member, device name) in the order they came."""
+        with self._lock:
+            return list(self.seen)
+
+    def wait(self, member, name, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if (member, name) in self.signals():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._thread.join(timeout=5)
