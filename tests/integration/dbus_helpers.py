@@ -272,12 +272,19 @@ class SignalWatch:
             except ValueError:
                 continue
             with self._lock:
-                self.seen.append((msg.get("member"), msg.get("payload", {}).get("data", [None])[0]))
+                self.seen.append((msg.get("member"), msg.get("payload", {}).get("data", [None])[0],
+                                  msg.get("timestamp-realtime", 0) / 1e6))
 
     def signals(self):
         """(member, device name) in the order they came."""
         with self._lock:
-            return list(self.seen)
+            return [(member, name) for member, name, _ in self.seen]
+
+    def time_of(self, member, name):
+        """When the bus had the last such signal (time.time() scale), or None."""
+        with self._lock:
+            times = [t for m, n, t in self.seen if (m, n) == (member, name)]
+        return times[-1] if times else None
 
     def wait(self, member, name, timeout=10.0):
         deadline = time.monotonic() + timeout

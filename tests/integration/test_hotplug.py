@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from tests.integration.dbus_helpers import (BUS_NAME, MANAGER_IFACE, MANAGER_PATH, SignalWatch, ok, run, start_service,
-                                            status_json, tunectl)
+from tests.integration.dbus_helpers import (BUS_NAME, MANAGER_IFACE, MANAGER_PATH, SignalWatch, dbus_send_error, ok, run,
+                                            start_service, status_json, tunectl)
 from tests.lib.daemon import wait_for
 from tests.lib.fake_udev import FakeUdev
 from tests.lib.require import require_tool
@@ -171,15 +171,20 @@ def test_goal_waits_for_its_disk_and_follows_it(bus, tmp, loops, daemon_factory)
         assert listed(bus) == {lo.name: "waiting"}
         assert lo.scheduler() == "none"
 
+        t0 = time.time()
         lo.attach("a")
         assert watch.wait("DeviceAdded", lo.name), (watch.signals(), d.stderr())
+        added_s = watch.time_of("DeviceAdded", lo.name) - t0
         st = status_json(bus, lo.name)
         assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency", "runtime"), st
         assert lo.scheduler() == "kyber"
         assert waiting(bus) == {}
 
+        t0 = time.time()
         lo.detach()
         assert watch.wait("DeviceRemoved", lo.name), (watch.signals(), d.stderr())
+        print(f"\nattach -> DeviceAdded {added_s * 1e3:.0f} ms, detach -> DeviceRemoved "
+              f"{(watch.time_of('DeviceRemoved', lo.name) - t0) * 1e3:.0f} ms (interval 60 s)")
         assert listed(bus) == {lo.name: "waiting"}
         assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency", "runtime")}
         assert "its medium went away" in d.stderr(), d.stderr()
@@ -315,3 +320,54 @@ def test_bad_device_events_value(bus, tmp, daemon_factory, value):
                         f"--device-events={value}"], env={"DBUS_SYSTEM_BUS_ADDRESS": bus.address})
     assert d.proc.wait(timeout=15) == 2
     assert f"Invalid --device-events '{value}': auto, udev, kernel or off" in d.stderr(), d.stderr()
+
+
+def test_disk_plugged_while_daemon_down(bus, tmp, loops, daemon_factory):
+    """A goal set for a disk that was not here, the daemon stopped, the disk
+    attached meanwhile: the next start tunes it with that goal, and from
+    then on the state file keeps the goal under the disk's own id (it
+    follows the disk, not the name)."""
+    lo = loops()
+    d = service(daemon_factory, bus, tmp)
+    ok(tunectl(bus, "set-goal", lo.name, "read-p99=2ms"))
+    assert d.stop() == 0, d.stderr()
+    lo.attach("a")
+
+    d = service(daemon_factory, bus, tmp)
+    st = status_json(bus, lo.name)
+    assert (st["goal"], st["goal_source"]) == ("read-p99=2ms mode=latency", "runtime"), d.stderr()
+    assert waiting(bus) == {}
+    assert lo.scheduler() == "kyber"
+    assert d.stop() == 0, d.stderr()
+    assert lo.scheduler() == "none"
+
+    # Another file on that number is another disk: the goal waits for "a".
+    lo.detach()
+    lo.attach("b")
+    d = service(daemon_factory, bus, tmp)
+    assert waiting(bus) == {lo.name: ("read-p99=2ms mode=latency", "runtime")}, d.stderr()
+    assert lo.scheduler() == "none"
+    assert d.stop() == 0, d.stderr()
+
+
+NO_SUCH_DEVICE = "org.kybertune.KyberTune1.Error.NoSuchDevice"
+INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
+
+
+@pytest.mark.parametrize("device,error,says", [
+    ("/dev/a b", NO_SUCH_DEVICE, "No such block device: /dev/a b (No such file or directory)"),
+    ("/dev/x\x1b[31m", NO_SUCH_DEVICE, "No such block device: /dev/x\x1b[31m (No such file"),
+    ("/dev/./nvme9n1", NO_SUCH_DEVICE, "No such block device: /dev/./nvme9n1 (No such file"),
+    ("/dev/" + "x" * 300, INVALID_ARGS, "(File name too long)"),
+    ("a b", INVALID_ARGS, "Invalid device name 'a b'"),
+    ("/var/nosuchdir/x", NO_SUCH_DEVICE, "No such block device or path: /var/nosuchdir/x"),
+])
+def test_goal_for_what_cannot_be_a_disk(bus, tmp, daemon_factory, device, error, says):
+    """Only a valid name or a plain /dev path may wait for its disk; any
+    other text that does not resolve is refused at once, naming it, and
+    nothing waits."""
+    d = service(daemon_factory, bus, tmp)
+    name, msg = dbus_send_error(bus, "SetGoal", device, "read-p99=1ms")
+    assert (name, says in msg) == (error, True), (name, msg)
+    assert waiting(bus) == {}
+    assert d.stop() == 0, d.stderr()
