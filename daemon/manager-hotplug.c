@@ -64,6 +64,23 @@ int manager_wait_for(struct manager *m, const char *id, const char *name, const 
 	return 0;
 }
 
+/* Whether w waits under name: the name it was given or last seen under,
+ * or that name's /dev path. */
+static bool waits_under(const struct waiting_goal *w, const char *name)
+{
+	if (strncmp(name, "/dev/", 5) == 0 && strcmp(w->name, name + 5) == 0)
+		return true;
+	return strcmp(w->name, name) == 0 || (strncmp(w->id, "name:", 5) == 0 && strcmp(w->id + 5, name) == 0);
+}
+
+const struct waiting_goal *manager_find_waiting(const struct manager *m, const char *name)
+{
+	for (size_t i = 0; name && i < m->n_waiting; i++)
+		if (waits_under(&m->waiting[i], name))
+			return &m->waiting[i];
+	return NULL;
+}
+
 int manager_forget_waiting(struct manager *m, const char *name)
 {
 	bool found = false;
@@ -71,7 +88,7 @@ int manager_forget_waiting(struct manager *m, const char *name)
 	for (size_t i = 0; i < m->n_waiting;) {
 		struct waiting_goal *w = &m->waiting[i];
 
-		if (strcmp(w->name, name) != 0 && !(strncmp(w->id, "name:", 5) == 0 && strcmp(w->id + 5, name) == 0)) {
+		if (!waits_under(w, name)) {
 			i++;
 			continue;
 		}

@@ -294,7 +294,12 @@ struct device *manager_find(const struct manager *m, const char *device)
 
 static int find_or_fail(const struct manager *m, const char *device, struct device **ret, sd_bus_error *error)
 {
+	const struct waiting_goal *w;
+
 	*ret = manager_find(m, device);
+	if (!*ret && (w = manager_find_waiting(m, device)))
+		return error_setf(error, -ENODEV, "%.64s is not tuned: its goal %s waits for the disk to appear "
+				  "(see WaitingGoals)", device, w->goal);
 	if (!*ret)
 		return error_setf(error, -ENODEV, "%.64s has no goal (see ListDevices)",
 				  device ? device : "(null)");

@@ -92,6 +92,8 @@ int manager_check_observer_access(void *userdata);
 void manager_device_event(struct manager *m, enum device_event_action action, const char *name);
 size_t manager_n_waiting(const struct manager *m);
 const struct waiting_goal *manager_waiting(const struct manager *m, size_t i);
+/* The goal waiting under device (a name or its /dev path), or NULL. */
+const struct waiting_goal *manager_find_waiting(const struct manager *m, const char *device);
 
 /* The tuning interval, ns. */
 uint64_t manager_interval_ns(const struct manager *m);

@@ -61,7 +61,8 @@ static void help(void)
 struct waiting_out {
 	size_t n;		/* printed so far */
 	bool after_devices;	/* status: a blank line first */
-	const char *device;	/* set-goal: the one to look for */
+	const char *device;	/* set-goal, status DEV: the one to look for */
+	bool print;		/* status DEV: show it */
 };
 
 static int status_waiting(const char *device, const char *goal, const char *source, void *userdata)
@@ -87,11 +88,20 @@ static int list_waiting(const char *device, const char *goal, const char *source
 	return 0;
 }
 
+/* Counts the goals waiting under w->device (or its /dev path); with
+ * w->print, shows them as status does. */
 static int find_waiting(const char *device, const char *goal, const char *source, void *userdata)
 {
 	struct waiting_out *w = userdata;
+	const char *want = w->device;
 
-	w->n += strcmp(device, w->device) == 0;
+	if (strncmp(want, "/dev/", 5) == 0 && strcmp(device, want + 5) == 0)
+		want = device;
+	if (strcmp(device, want) != 0)
+		return 0;
+	if (w->print)
+		(void)status_waiting(device, goal, source, &(struct waiting_out) { .after_devices = w->n > 0 });
+	w->n++;
 	return 0;
 }
 
@@ -103,6 +113,12 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	int r, ret = 0;
 
 	if (argc > 1) {
+		/* A goal waiting for its disk: shown, not an error. */
+		waiting = (struct waiting_out) { .device = argv[1], .print = true };
+		if (for_each_waiting(bus, find_waiting, &waiting) < 0)
+			return 1;
+		if (waiting.n)
+			return 0;
 		paths = calloc(2, sizeof(char *));
 		if (!paths)
 			return log_oom_status();

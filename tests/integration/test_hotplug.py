@@ -168,6 +168,11 @@ def test_goal_waits_for_its_disk_and_follows_it(bus, tmp, loops, daemon_factory)
         assert "is not here" in res.stdout, res.stdout
         assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency", "runtime")}
         assert "waiting for the disk" in ok(tunectl(bus, "status")).stdout
+        assert "waiting for the disk" in ok(tunectl(bus, "status", f"/dev/{lo.name}")).stdout
+        assert json.loads(ok(tunectl(bus, "status", lo.name, "--json")).stdout)["state"] == "waiting"
+        res = tunectl(bus, "pause", lo.name)
+        assert res.returncode == 1 and "is not tuned: its goal read-p99=1ms mode=latency waits for the disk " \
+            "to appear" in res.stderr, res.stderr
         assert listed(bus) == {lo.name: "waiting"}
         assert lo.scheduler() == "none"
 

@@ -473,6 +473,30 @@ static void test_list(void **state)
 	cap_close(&c);
 }
 
+/* A goal waiting for its disk: the text a user typed is shown escaped. */
+static void test_waiting(void **state)
+{
+	struct capture c;
+	const char *t;
+
+	tf_waiting_print(cap_open(&c), "/dev/x\x1b[31m", "read-p99=1ms mode=latency", "runtime", false);
+	t = cap_text(&c);
+	assert_null(strchr(t, '\x1b'));
+	assert_true(starts_with(t, "o /dev/x"));
+	assert_non_null(strstr(t, "State: waiting for the disk (not here, or no medium)"));
+	assert_non_null(strstr(t, "Goal: read-p99=1ms mode=latency (set at run time)\n"));
+	cap_close(&c);
+
+	tf_waiting_row(cap_open(&c), "loop9", "read-p99=1ms mode=latency");
+	assert_true(starts_with(cap_text(&c), "loop9        waiting     read-p99=1ms mode=latency"));
+	cap_close(&c);
+
+	assert_int_equal(tf_waiting_json(cap_open(&c), "loop9", "read-p99=1ms", "config"), 0);
+	assert_string_equal(cap_text(&c), "{\"device\":\"loop9\",\"state\":\"waiting\",\"goal\":\"read-p99=1ms\","
+			    "\"goal_source\":\"config\"}\n");
+	cap_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_hist_picture),
 		cmocka_unit_test(test_hist_json),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_waiting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
