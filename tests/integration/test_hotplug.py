@@ -15,6 +15,7 @@ from the event, not from the interval's own check."""
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -32,6 +33,8 @@ LOOP_CTL_REMOVE = 0x4C81
 # Loop numbers tried for a disk of our own: above what losetup -f hands out.
 LOOP_FIRST, LOOP_LAST = 200, 4000
 IMAGE_MIB = 8
+# Events sent while the daemon is stopped, to overflow its receive buffer.
+EVENT_FLOOD = 5000
 
 
 class AddedLoop:
@@ -375,4 +378,35 @@ def test_goal_for_what_cannot_be_a_disk(bus, tmp, daemon_factory, device, error,
     name, msg = dbus_send_error(bus, "SetGoal", device, "read-p99=1ms")
     assert (name, says in msg) == (error, True), (name, msg)
     assert waiting(bus) == {}
+    assert d.stop() == 0, d.stderr()
+
+
+def test_missed_events_rescan(bus, tmp, loops, daemon_factory):
+    """Events lost to an overflowing socket (the daemon stopped while
+    thousands of events are sent) are noticed (ENOBUFS) and made up for by
+    looking at every disk: a goal waiting for a disk that was attached
+    meanwhile applies, a tuned disk detached meanwhile is dropped."""
+    tuned, waits = loops(), loops()
+    tuned.attach("tuned")
+    d = service(daemon_factory, bus, tmp)
+    ok(tunectl(bus, "set-goal", tuned.name, "read-p99=1ms"))
+    ok(tunectl(bus, "set-goal", waits.name, "read-p99=2ms"))
+    d.proc.send_signal(signal.SIGSTOP)
+    try:
+        # Synthetic change events of our own device (each a socket buffer
+        # of about a kilobyte to the receiver): far past the daemon's 1 MiB,
+        # so the events that matter, sent after them, are lost.
+        with open(f"/sys/class/block/{waits.name}/uevent", "w") as f:
+            for _ in range(EVENT_FLOOD):
+                f.write("change")
+                f.flush()
+        tuned.detach()
+        waits.attach("waits")
+    finally:
+        d.proc.send_signal(signal.SIGCONT)
+    wait_for(lambda: "Missed block device events" in d.stderr(), what="the overflow noticed")
+    wait_for(lambda: listed(bus).get(waits.name) not in (None, "waiting"), what="the waiting goal applied")
+    assert listed(bus)[tuned.name] == "waiting", d.stderr()
+    assert tuned.scheduler() == "none", d.stderr()
+    assert waits.scheduler() == "kyber"
     assert d.stop() == 0, d.stderr()
