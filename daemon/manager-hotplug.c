@@ -83,12 +83,16 @@ const struct waiting_goal *manager_find_waiting(const struct manager *m, const c
 
 int manager_forget_waiting(struct manager *m, const char *name)
 {
-	bool found = false;
+	bool found = false, runtime = false;
 
+	/* As for a tuned device: clearing a goal set at run time (or on the
+	 * command line) leaves the configured one, which then applies. */
+	for (size_t i = 0; i < m->n_waiting; i++)
+		runtime |= waits_under(&m->waiting[i], name) && m->waiting[i].source != GOAL_SOURCE_CONFIG;
 	for (size_t i = 0; i < m->n_waiting;) {
 		struct waiting_goal *w = &m->waiting[i];
 
-		if (!waits_under(w, name)) {
+		if (!waits_under(w, name) || (runtime && w->source == GOAL_SOURCE_CONFIG)) {
 			i++;
 			continue;
 		}

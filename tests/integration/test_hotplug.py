@@ -137,10 +137,15 @@ def listed(bus):
     return {o["device"]: o["state"] for o in map(json.loads, out.splitlines())}
 
 
-def waiting(bus):
+def waiting_all(bus):
+    """WaitingGoals: [device, goal, source] each."""
     out = ok(run(bus, ["busctl", f"--address={bus.address}", "--json=short", "get-property", BUS_NAME,
                        MANAGER_PATH, MANAGER_IFACE, "WaitingGoals"])).stdout
-    return {dev: (goal, source) for dev, goal, source in json.loads(out)["data"]}
+    return json.loads(out)["data"]
+
+
+def waiting(bus):
+    return {dev: (goal, source) for dev, goal, source in waiting_all(bus)}
 
 
 def signals_live(bus, watch, other):
@@ -233,6 +238,12 @@ def test_waiting_goals_across_restart_and_removal(bus, tmp, loops, daemon_factor
     with open(conf, "w") as f:
         f.write(f"[Goals]\n{cfg_lo.name}=read-p99=5ms\n")
     d = service(daemon_factory, bus, tmp, conf)
+    # A run-time goal over a configured one that waits: clearing it
+    # leaves the configured one waiting, as for a tuned disk.
+    ok(tunectl(bus, "set-goal", cfg_lo.name, "read-p99=1ms"))
+    assert len(waiting_all(bus)) == 2, waiting_all(bus)
+    ok(tunectl(bus, "clear-goal", cfg_lo.name))
+    assert waiting(bus) == {cfg_lo.name: ("read-p99=5ms mode=latency", "config")}, d.stderr()
     ok(tunectl(bus, "set-goal", rt_lo.name, "read-p99=2ms"))
     expect = {cfg_lo.name: ("read-p99=5ms mode=latency", "config"),
               rt_lo.name: ("read-p99=2ms mode=latency", "runtime")}
