@@ -459,11 +459,18 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
 
 /* A new workload: what the levels did says nothing about it. A new writer
  * also invalidates the level scale (set against its free-running P99):
- * back to open, where it is learned again. */
-static void new_regime(struct controller *c)
+ * back to open, where it is learned again. One thing still holds when
+ * more reads come beside the same writes: unthrottled writes that made
+ * fewer reads miss the goal make more reads miss it too (each read now
+ * also waits behind other reads), so the open point's misses stay, and
+ * the law does not take throttling off to find that out again. */
+static void new_regime(struct controller *c, enum ctl_shift shift)
 {
 	ctl_metric_forget(&c->metric);
-	ctl_levels_forget(&c->levels);
+	if (shift == CTL_SHIFT_MORE_READS)
+		ctl_levels_forget_but_open_misses(&c->levels);
+	else
+		ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
@@ -485,6 +492,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 {
 	const struct goal *g = &c->goal;
 	char shift[96] = "", m[DURATION_BUF_MAX];
+	enum ctl_shift kind;
 	uint64_t metric = 0;
 
 	memset(d, 0, sizeof(*d));
@@ -493,8 +501,9 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	ctl_levels_tick(&c->levels);
 	if (c->reprobe_hold)
 		c->reprobe_hold--;
-	if (ctl_regime_shifted(&c->regime, s, shift, sizeof(shift)))
-		new_regime(c);
+	kind = ctl_regime_shifted(&c->regime, s, shift, sizeof(shift));
+	if (kind != CTL_SHIFT_NONE)
+		new_regime(c, kind);
 	if (g->has_read && ctl_metric_estimate(&c->metric, g, s, &metric)) {
 		d->goal_known = true;
 		d->metric_ns = metric;

@@ -63,12 +63,19 @@ bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struc
 
 /* ctl-regime.c: the workload's signature and the writes running free. */
 void ctl_regime_forget(struct ctl_regime *r);
+/* What changed in a new regime. */
+enum ctl_shift {
+	CTL_SHIFT_NONE,
+	CTL_SHIFT_WRITES,		/* writes started, stopped, or their count changed */
+	CTL_SHIFT_MORE_READS,		/* more reads outstanding, the writes as they were */
+	CTL_SHIFT_FEWER_READS,
+};
 /*
  * A new regime: writes started or stopped, the reads' outstanding count
  * changed by CTL_SHIFT_FACTOR, or the writes' by CTL_WRITE_SHIFT_FACTOR. Writes what changed into
  * `what`. The first call only learns the signature.
  */
-bool ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n);
+enum ctl_shift ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n);
 /* Learn the writes' free-running P99 and rate (free_running: the writes
  * were not throttled in this interval). */
 void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, bool free_running);
@@ -80,6 +87,8 @@ uint64_t ctl_level_ns(int level);
 /* The lowest level whose target is at least ns. */
 int ctl_level_at_least(double ns);
 void ctl_levels_forget(struct ctl_levels *l);
+/* The same, but for the open point's misses (ctl_levels_missed()). */
+void ctl_levels_forget_but_open_misses(struct ctl_levels *l);
 /* Once per interval: the counts halve every CTL_EVIDENCE_HALF_LIFE. */
 void ctl_levels_tick(struct ctl_levels *l);
 /* A settled interval at `level` met the goal, with the writes at

@@ -36,6 +36,14 @@ void ctl_levels_forget(struct ctl_levels *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void ctl_levels_forget_but_open_misses(struct ctl_levels *l)
+{
+	uint8_t missed = l->missed[CTL_LEVELS];
+
+	ctl_levels_forget(l);
+	l->missed[CTL_LEVELS] = missed;
+}
+
 /* Where a level's counts live: open has the slot after the ladder. */
 static int slot(int level)
 {

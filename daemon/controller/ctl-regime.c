@@ -22,35 +22,35 @@ static bool changed_by_factor(double now, double before)
 	       (now >= CTL_SHIFT_FACTOR * before || before >= CTL_SHIFT_FACTOR * now);
 }
 
-bool ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n)
+enum ctl_shift ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n)
 {
 	bool writes = s->write.iops >= (r->writes ? CTL_WRITES_STOP_IOPS : CTL_WRITES_START_IOPS);
-	bool shifted = false;
+	enum ctl_shift shift = CTL_SHIFT_NONE;
 
 	if (!r->known) {
 		r->known = true;
 	} else if (writes != r->writes) {
 		snprintf(what, n, "writes %s", writes ? "started" : "stopped");
-		shifted = true;
+		shift = CTL_SHIFT_WRITES;
 	} else if (s->read.completed && changed_by_factor(s->read.outstanding, r->read_outstanding)) {
 		snprintf(what, n, "reads outstanding %.1f -> %.1f", r->read_outstanding, s->read.outstanding);
-		shifted = true;
+		shift = s->read.outstanding > r->read_outstanding ? CTL_SHIFT_MORE_READS : CTL_SHIFT_FEWER_READS;
 	} else if (writes && s->write.completed && r->write_outstanding > 0 &&
 		   (s->write.outstanding >= CTL_WRITE_SHIFT_FACTOR * r->write_outstanding ||
 		    r->write_outstanding >= CTL_WRITE_SHIFT_FACTOR * s->write.outstanding)) {
 		snprintf(what, n, "writes outstanding %.1f -> %.1f", r->write_outstanding,
 			 s->write.outstanding);
-		shifted = true;
+		shift = CTL_SHIFT_WRITES;
 	}
 	/* The writes' free-running figures belong to the old writer. */
-	if (shifted && (writes != r->writes || strstr(what, "writes outstanding")))
+	if (shift == CTL_SHIFT_WRITES)
 		r->w_free_ns = r->w_free_iops = 0;
 	r->writes = writes;
 	if (s->read.completed)
 		r->read_outstanding = s->read.outstanding;
 	if (s->write.completed)
 		r->write_outstanding = s->write.outstanding;
-	return shifted;
+	return shift;
 }
 
 void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, bool free_running)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ctl-internal.h"
 #include "tuner-loop.h"
 
 #define GOAL_2MS (2 * MSEC)
@@ -494,11 +495,50 @@ static void test_recut_needs_a_lasting_drop(void **state)
 	assert_true(run_free_within(&c, &cur, 4000, 10));
 }
 
+/* More reads beside the same writes keep the open point's misses (reads
+ * behind unthrottled writes do no better with more reads queued); any
+ * other shift forgets everything the levels recorded. */
+static void test_more_reads_keep_open_misses(void **state)
+{
+	struct ctl_regime r = {};
+	struct ctl_levels l = {};
+	struct ctl_sample s = {};
+	char what[96];
+
+	s.write.iops = 10000;
+	s.write.completed = 10000;
+	s.write.outstanding = 256;
+	s.read.completed = 500;
+	s.read.outstanding = 1;
+	assert_int_equal(ctl_regime_shifted(&r, &s, what, sizeof(what)), CTL_SHIFT_NONE);
+	s.read.outstanding = 4;
+	assert_int_equal(ctl_regime_shifted(&r, &s, what, sizeof(what)), CTL_SHIFT_MORE_READS);
+	assert_string_equal(what, "reads outstanding 1.0 -> 4.0");
+	s.read.outstanding = 1;
+	assert_int_equal(ctl_regime_shifted(&r, &s, what, sizeof(what)), CTL_SHIFT_FEWER_READS);
+	s.write.outstanding = 16;
+	assert_int_equal(ctl_regime_shifted(&r, &s, what, sizeof(what)), CTL_SHIFT_WRITES);
+	s.write.iops = 0;
+	assert_int_equal(ctl_regime_shifted(&r, &s, what, sizeof(what)), CTL_SHIFT_WRITES);
+
+	ctl_levels_missed(&l, CTL_LEVEL_OPEN, 2);
+	ctl_levels_missed(&l, 10, 1);
+	ctl_levels_met(&l, 12, 5000);
+	assert_true(ctl_levels_unusable(&l, CTL_LEVEL_OPEN) && ctl_levels_unusable(&l, 10));
+	ctl_levels_forget_but_open_misses(&l);
+	assert_true(ctl_levels_unusable(&l, CTL_LEVEL_OPEN));
+	assert_false(ctl_levels_unusable(&l, 10));
+	assert_true(ctl_levels_rate(&l, 12) == 0);
+	ctl_levels_forget(&l);
+	assert_false(ctl_levels_unusable(&l, CTL_LEVEL_OPEN));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_needed_and_early_miss),
 		cmocka_unit_test(test_recut_needs_a_lasting_drop),
+		cmocka_unit_test(test_more_reads_keep_open_misses),
 		cmocka_unit_test(test_flash_goal_met_writes_kept),
 		cmocka_unit_test(test_shifts),
 		cmocka_unit_test(test_r1_w1_hands_off),
