@@ -67,7 +67,6 @@ static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *
 {
 	struct bus *b = userdata;
 	struct bus_device *bd;
-	const struct waiting_goal *w;
 	const char *device;
 	struct device *d;
 	int r;
@@ -78,12 +77,10 @@ static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *
 	r = check_length("device", device, BUS_DEVICE_ARG_MAX, error);
 	if (r < 0)
 		return r;
-	d = manager_find(b->m, device);
-	bd = d ? bus_device_get(b, d) : NULL;
-	w = bd ? NULL : manager_find_waiting(b->m, device);
-	if (w)
-		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DEVICE, "%.64s is not tuned: its goal %s waits "
-					 "for the disk to appear (see WaitingGoals)", device, w->goal);
+	r = manager_lookup(b->m, device, &d, error);
+	if (r < 0)
+		return r;
+	bd = bus_device_get(b, d);
 	if (!bd)
 		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DEVICE, "%.64s has no goal (see ListDevices)",
 					 device);

@@ -146,17 +146,15 @@ int manager_wait_absent(struct manager *m, const char *device, const struct goal
 	return 1;
 }
 
-bool manager_disk_has_id(const struct manager *m, const char *name, const char *id)
+/* Whether the disk called name, whose stable id is stable, is the one id
+ * stands for: a "name:" id by resolving its text, any other by equality. */
+static bool disk_has_id(const struct manager *m, const char *name, const char *stable, const char *id)
 {
 	struct blockdev bd;
-	char other[160];
 
 	if (strncmp(id, "name:", 5) == 0)
 		return blockdev_resolve(m->o.sysroot, id + 5, &bd, NULL) == 0 && strcmp(bd.name, name) == 0;
-	if (blockdev_resolve(m->o.sysroot, name, &bd, NULL) < 0)
-		return false;
-	blockdev_stable_id(m->o.sysroot, &bd, other, sizeof(other));
-	return strcmp(other, id) == 0;
+	return strcmp(stable, id) == 0;
 }
 
 void manager_device_gone(struct manager *m, size_t i, const char *why)
@@ -198,6 +196,14 @@ static void check_tuned(struct manager *m, const char *name)
  * first, so that a configured goal for it then stands behind them. */
 static void appeared(struct manager *m, const char *name)
 {
+	struct blockdev bd;
+	char stable[160];
+
+	/* Looked up once: a disk that is not one, or has no medium, has nothing
+	 * to wait for it yet. */
+	if (blockdev_resolve(m->o.sysroot, name, &bd, NULL) < 0 || !blockdev_has_medium(m->o.sysroot, name))
+		return;
+	blockdev_stable_id(m->o.sysroot, &bd, stable, sizeof(stable));
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < m->n_waiting;) {
 			_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -205,8 +211,7 @@ static void appeared(struct manager *m, const char *name)
 			struct device *d;
 			int r;
 
-			if ((w.source == GOAL_SOURCE_CONFIG) != (pass == 1) ||
-			    !blockdev_has_medium(m->o.sysroot, name) || !manager_disk_has_id(m, name, w.id)) {
+			if ((w.source == GOAL_SOURCE_CONFIG) != (pass == 1) || !disk_has_id(m, name, stable, w.id)) {
 				i++;
 				continue;
 			}

@@ -43,8 +43,6 @@ int manager_wait_for(struct manager *m, const char *id, const char *name, const 
 /* Removes the goals waiting under name (a name or the text given); those
  * set at run time leave the state file. -ENODEV if there were none. */
 int manager_forget_waiting(struct manager *m, const char *name);
-/* Whether the disk named name is the one id stands for. */
-bool manager_disk_has_id(const struct manager *m, const char *name, const char *id);
 /* Configured goals waiting for a disk that the configuration no longer has. */
 void manager_drop_waiting_config_except(struct manager *m, const char *const *devices, size_t n);
 void manager_free_waiting(struct manager *m);

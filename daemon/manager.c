@@ -292,7 +292,7 @@ struct device *manager_find(const struct manager *m, const char *device)
 	return NULL;
 }
 
-static int find_or_fail(const struct manager *m, const char *device, struct device **ret, sd_bus_error *error)
+int manager_lookup(const struct manager *m, const char *device, struct device **ret, sd_bus_error *error)
 {
 	const struct waiting_goal *w;
 
@@ -474,7 +474,7 @@ int manager_clear_goal(struct manager *m, const char *device, sd_bus_error *erro
 	d = manager_find(m, device);
 	if (!d && manager_forget_waiting(m, device) == 0)
 		return 0;
-	r = find_or_fail(m, device, &d, error);
+	r = manager_lookup(m, device, &d, error);
 	if (r < 0)
 		return r;
 	for (i = 0; m->devs[i] != d; i++)
@@ -503,7 +503,7 @@ int manager_pause(struct manager *m, const char *device, sd_bus_error *error)
 	struct device *d;
 	int r;
 
-	r = find_or_fail(m, device, &d, error);
+	r = manager_lookup(m, device, &d, error);
 	if (r < 0)
 		return r;
 	device_pause(d);
@@ -515,7 +515,7 @@ int manager_resume(struct manager *m, const char *device, sd_bus_error *error)
 	struct device *d;
 	int r;
 
-	r = find_or_fail(m, device, &d, error);
+	r = manager_lookup(m, device, &d, error);
 	if (r < 0)
 		return r;
 	r = device_resume(d);
@@ -529,7 +529,7 @@ int manager_reset(struct manager *m, const char *device, sd_bus_error *error)
 	struct device *d;
 	int r;
 
-	r = find_or_fail(m, device, &d, error);
+	r = manager_lookup(m, device, &d, error);
 	if (r < 0)
 		return r;
 	r = device_reset(d);

@@ -101,3 +101,6 @@ size_t manager_n_devices(const struct manager *m);
 struct device *manager_device(const struct manager *m, size_t i);
 /* By name or /dev path; NULL if not tuned. */
 struct device *manager_find(const struct manager *m, const char *device);
+/* The same, or -ENODEV with a sentence in error: the device has no goal,
+ * or its goal waits for the disk. */
+int manager_lookup(const struct manager *m, const char *device, struct device **ret, sd_bus_error *error);
