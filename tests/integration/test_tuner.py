@@ -197,50 +197,65 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
     assert time.monotonic() - t0 < 300
 
 
+# test_shifts: each phase lasts SHIFT_PHASE_S and is judged after
+# SHIFT_RECOVER_S. Ten judged windows per phase: a share over five windows
+# moves in steps of 20%, so two seconds of host-delayed flashsim replies
+# (or one probe of less throttling answered a second late) fail a tuner
+# that meets the goal everywhere else.
+SHIFT_PHASE_S = 15
+SHIFT_RECOVER_S = 5
+
+
 def test_shifts(daemon_factory, flash):
     """W256 stops and starts again, then R1 becomes R64: the goal is met
-    again within 5 s of each change, and the log says why targets moved.
-    The goal is 3 ms: with 64 reads queued on 8 dies, reads alone take about
-    2 ms at P99 on this device, so 2 ms is out of reach in the last phase."""
+    again within SHIFT_RECOVER_S of each change and in most windows after
+    that, and the log says why targets moved. The goal is 3 ms: with 64
+    reads queued on 8 dies, reads alone take about 2 ms at P99 on this
+    device, so 2 ms is out of reach in the last phase."""
     goal_ns = 3_000_000
-    w_a = {"runtime": "10s"}
-    w_b = {"startdelay": "20s", "runtime": "20s"}
+    ph, ph_ms = SHIFT_PHASE_S, SHIFT_PHASE_S * 1000
+    w_a = {"runtime": f"{ph}s"}
+    w_b = {"startdelay": f"{2 * ph}s", "runtime": f"{2 * ph}s"}
     with tempfile.TemporaryDirectory() as tmp, fio.io_lock(), hoststeal.Monitor() as steal:
         d = start_tuner(daemon_factory, flash, "read-p99=3ms")
         start = time.time()
-        js = [fio.randread("r1", 1, extra={"runtime": "30s", **fio.hist_log(f"{tmp}/r1")}),
-              fio.randread("r64", 64, extra={"startdelay": "30s", "runtime": "10s",
+        js = [fio.randread("r1", 1, extra={"runtime": f"{3 * ph}s", **fio.hist_log(f"{tmp}/r1")}),
+              fio.randread("r64", 64, extra={"startdelay": f"{3 * ph}s", "runtime": f"{ph}s",
                                              **fio.hist_log(f"{tmp}/r64")}),
               fio.randwrite("wa", 256, extra=w_a),
               fio.randwrite("wb", 256, extra=w_b)]
-        fio.run(flash.path, js, runtime_s=40, ramp_s=0)
+        fio.run(flash.path, js, runtime_s=4 * ph, ramp_s=0)
         lines = stop_tuner(d)
         r1 = fio.window_p99(f"{tmp}/r1")
         # r64's windows count from its own start (startdelay excluded).
-        r64 = [(ms + 30000, p) for ms, p in fio.window_p99(f"{tmp}/r64")]
+        r64 = [(ms + 3 * ph_ms, p) for ms, p in fio.window_p99(f"{tmp}/r64")]
     windows = r1 + r64
     clean, bad = clean_windows(windows, steal, start, "shifts")
     for ms, p in windows:
         print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us{' (disturbed)' if ms in bad else ''}")
     judged = 0
-    for change, end, what in ((0, 10000, "start"), (10000, 20000, "W256 stops"),
-                              (20000, 30000, "W256 starts"), (30000, 40000, "R1 -> R64")):
-        after = [p for ms, p in clean if change + 5000 < ms <= end]
-        if len(after) < 3:
-            print(f"{what}: not judged, only {len(after)} undisturbed windows after 5 s")
+    recover_ms = SHIFT_RECOVER_S * 1000
+    for i, what in enumerate(("start", "W256 stops", "W256 starts", "R1 -> R64")):
+        change, end = i * ph_ms, (i + 1) * ph_ms
+        after = [p for ms, p in clean if change + recover_ms < ms <= end]
+        if len(after) < 5:
+            print(f"{what}: not judged, only {len(after)} undisturbed windows after "
+                  f"{SHIFT_RECOVER_S} s")
             continue
         judged += 1
         ok = sum(p <= goal_ns for p in after) / len(after)
-        # A window ending a few ms after the 5 s mark still counts; each
+        # A window ending a few ms after the mark still counts; each
         # disturbed second in the span gives one more.
-        extra = 1000 * sum(1 for ms, _ in windows if change < ms <= change + 5100 and ms in bad)
-        recovered = any(p <= goal_ns for ms, p in clean if change < ms <= change + 5100 + extra)
-        print(f"{what}: met within 5 s: {recovered}; after 5 s: {ok:.0%} of {len(after)} "
-              f"undisturbed windows")
+        extra = 1000 * sum(1 for ms, _ in windows
+                           if change < ms <= change + recover_ms + 100 and ms in bad)
+        recovered = any(p <= goal_ns for ms, p in clean
+                        if change < ms <= change + recover_ms + 100 + extra)
+        print(f"{what}: met within {SHIFT_RECOVER_S} s: {recovered}; after that: {ok:.0%} of "
+              f"{len(after)} undisturbed windows")
         assert recovered, what
         assert ok >= 0.75, what
     if judged < 3:
-        pytest.skip(f"only {judged} of 4 phases had 3 windows undisturbed by host CPU steal")
+        pytest.skip(f"only {judged} of 4 phases had 5 windows undisturbed by host CPU steal")
     reasons = " | ".join(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
     assert "writes started" in reasons or "protecting" in reasons, reasons
     assert all(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
