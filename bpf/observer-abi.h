@@ -16,13 +16,13 @@
 /*
  * Log-linear latency histogram, in nanoseconds: every power of two from
  * 2^10 ns (1 us) to 2^34 ns (17 s) is split into KT_HIST_SUB equal
- * sub-buckets, so a bucket is 1/32 of its lower bound wide and its midpoint
- * lies within 1/64 (1.6%) of any value inside it. Values below 1 us share
- * the first bucket, values from 17 s the last. Coarser buckets (20 or 26 a
- * power of two, inside the 3% percentile bound) were tried and change what
- * the controller decides: see docs/observer.md.
+ * sub-buckets, so a bucket is 1/20 of its lower bound wide and its midpoint
+ * lies within 1/40 (2.5%) of any value inside it: the coarsest split inside
+ * the 3% percentile bound, since the histograms are most of the observer's
+ * memory (KT_PERCPU_BUDGET). Values below 1 us share the first bucket,
+ * values from 17 s the last.
  */
-#define KT_HIST_SUB		32u
+#define KT_HIST_SUB		20u
 #define KT_HIST_MIN_SHIFT	10u
 #define KT_HIST_MAX_SHIFT	34u
 #define KT_HIST_BUCKETS		(2u + (KT_HIST_MAX_SHIFT - KT_HIST_MIN_SHIFT) * KT_HIST_SUB)
@@ -107,9 +107,14 @@ struct kt_dev_stats {
 	__u32 hist[KT_HISTS][KT_HIST_BUCKETS];
 };
 
-/* Per-CPU memory one watched device may take: the kernel's limit for one
- * per-CPU value (PCPU_MIN_UNIT_SIZE). */
-#define KT_DEV_STATS_BUDGET	32768u
+/* Per-CPU map memory, in bytes, the observer may take at the default
+ * device count: a tuning daemon's share of a CPU's memory on a host with
+ * hundreds of CPUs. */
+#define KT_PERCPU_BUDGET	(256u * 1024u)
+/* Per-CPU memory one watched device may take: its share of that budget,
+ * and below the kernel's limit for one per-CPU value (PCPU_MIN_UNIT_SIZE,
+ * 32 KiB). */
+#define KT_DEV_STATS_BUDGET	(KT_PERCPU_BUDGET / KT_MAX_DEVICES_DEFAULT)
 
 /*
  * A watched device: its slot (index of kyber_state) and how its requests
