@@ -67,7 +67,7 @@ def goal_for(none_p99_ns):
     """GOAL_SHARE of none's read P99, in whole µs rounded to two significant
     digits (1 µs at least): (goal in ns, goal text)."""
     us = max(1, round(float(f"{none_p99_ns * GOAL_SHARE / 1e3:.2g}")))
-    return us * 1000, f"read-p99={us}us"
+    return us * 1000, f"read-p99={us}us scheduler=kyber"
 
 
 def point_name(targets):

@@ -135,6 +135,20 @@ void state_remove(struct state *s, const char *id)
 	table_remove(s->devs, &s->n, sizeof(*s->devs), id);
 }
 
+/* A goal saved when Kyber always was the default says so once decoded
+ * (*ret NULL: it needs nothing added). */
+static int goal_with_kyber_default(const char *goal, char **ret)
+{
+	*ret = NULL;
+	if (!goal || !*goal || strstr(goal, "scheduler="))
+		return 0;
+	if (asprintf(ret, "%s scheduler=kyber", goal) < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int state_decode(const uint8_t *buf, size_t len, struct state *out)
 {
 	Kybertune__State *m;
@@ -146,12 +160,14 @@ int state_decode(const uint8_t *buf, size_t len, struct state *out)
 	m = kybertune__state__unpack(NULL, len, buf);
 	if (!m)
 		return -EBADMSG;
-	if (m->version != STATE_VERSION || m->n_devices > STATE_DEVICES_MAX) {
+	if ((m->version != STATE_VERSION && m->version != STATE_VERSION_KYBER_DEFAULT) ||
+	    m->n_devices > STATE_DEVICES_MAX) {
 		r = -EBADMSG;
 		goto out;
 	}
 	for (size_t i = 0; i < m->n_devices; i++) {
 		const Kybertune__DeviceState *p = m->devices[i];
+		_cleanup_free_ char *kyber_goal = NULL;
 		struct state_device d = {
 			.id = p->device_id, .name = p->name, .goal = p->goal,
 			.read_target_ns = p->read_target_ns, .write_target_ns = p->write_target_ns,
@@ -162,6 +178,13 @@ int state_decode(const uint8_t *buf, size_t len, struct state *out)
 		if (!p->device_id || !*p->device_id) {
 			r = -EBADMSG;
 			goto out;
+		}
+		if (m->version == STATE_VERSION_KYBER_DEFAULT) {
+			r = goal_with_kyber_default(d.goal, &kyber_goal);
+			if (r < 0)
+				goto out;
+			if (kyber_goal)
+				d.goal = kyber_goal;
 		}
 		r = state_put(out, &d);
 		if (r < 0)
@@ -250,7 +273,7 @@ int originals_decode(const uint8_t *buf, size_t len, struct originals *out)
 	m = kybertune__originals__unpack(NULL, len, buf);
 	if (!m)
 		return -EBADMSG;
-	if (m->version != STATE_VERSION || m->n_devices > STATE_DEVICES_MAX) {
+	if (m->version != ORIGINALS_VERSION || m->n_devices > STATE_DEVICES_MAX) {
 		r = -EBADMSG;
 		goto out;
 	}
@@ -308,7 +331,7 @@ int originals_encode(const struct originals *o, uint8_t **ret, size_t *ret_len)
 		v[i].left_write_target_ns = o->v[i].left_write_target_ns;
 		ptrs[i] = &v[i];
 	}
-	m.version = STATE_VERSION;
+	m.version = ORIGINALS_VERSION;
 	m.n_devices = o->n;
 	m.devices = ptrs;
 	n = kybertune__originals__get_packed_size(&m);

@@ -16,7 +16,11 @@
 
 #define STATE_FILE "state.pb"
 #define ORIGINALS_FILE "originals.pb"
-#define STATE_VERSION 1
+/* Version 2: a goal without scheduler= means scheduler=auto. Version 1
+ * files meant Kyber always by it; decoding one says so in the goal. */
+#define STATE_VERSION 2
+#define STATE_VERSION_KYBER_DEFAULT 1
+#define ORIGINALS_VERSION 1
 
 struct state_device {
 	char *id, *name, *goal;		/* goal: NULL when none was set at run time */
@@ -48,7 +52,8 @@ struct originals {
 	size_t n;
 };
 
-/* Pure. decode: -EBADMSG on anything that is not a version-1 message. */
+/* Pure. decode: -EBADMSG on anything that is not a message of a known
+ * version (state: 1 or 2; originals: 1). */
 int state_decode(const uint8_t *buf, size_t len, struct state *out);
 int state_encode(const struct state *s, uint8_t **ret, size_t *ret_len);
 int originals_decode(const uint8_t *buf, size_t len, struct originals *out);

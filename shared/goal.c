@@ -128,7 +128,7 @@ static int parse_token(const char *tok, struct goal *g, struct seen *seen, sd_bu
 
 int goal_parse(const char *text, struct goal *out, sd_bus_error *error)
 {
-	struct goal g = { .mode = GOAL_MODE_LATENCY };
+	struct goal g = { .mode = GOAL_MODE_LATENCY, .scheduler = GOAL_SCHEDULER_DEFAULT };
 	struct seen seen = {};
 	const char *p = text;
 	int r;
@@ -190,7 +190,7 @@ char *goal_format(const struct goal *g, char *buf, size_t n)
 					 g->write_iops_min);
 	used += (size_t)snprintf(buf + MIN(used, n - 1), n - MIN(used, n - 1), "mode=%s",
 				 goal_mode_to_string(g->mode));
-	if (g->scheduler != GOAL_SCHEDULER_KYBER)
+	if (g->scheduler != GOAL_SCHEDULER_DEFAULT)
 		snprintf(buf + MIN(used, n - 1), n - MIN(used, n - 1), " scheduler=%s",
 			 goal_scheduler_to_string(g->scheduler));
 	return buf;

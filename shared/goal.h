@@ -26,10 +26,15 @@ enum goal_mode {
 
 /* Which scheduler the device runs. */
 enum goal_scheduler {
-	GOAL_SCHEDULER_KYBER,	/* Kyber always (the default) */
+	GOAL_SCHEDULER_KYBER,	/* Kyber always */
 	GOAL_SCHEDULER_AUTO,	/* its original scheduler where Kyber buys nothing (ctl-sched.h) */
 	_GOAL_SCHEDULER_MAX,
 };
+
+/* What a goal without scheduler= means: Kyber costs CPU per I/O and buys
+ * something only where writes hurt reads, so by default it runs only
+ * there. (A zeroed struct goal is scheduler=kyber.) */
+#define GOAL_SCHEDULER_DEFAULT GOAL_SCHEDULER_AUTO
 
 struct goal {
 	bool has_read;
@@ -48,7 +53,7 @@ struct goal {
 /* -EINVAL on a malformed goal, with a sentence naming the bad token in error (error.h). */
 int goal_parse(const char *text, struct goal *out, sd_bus_error *error);
 /* Canonical text, parseable again: "read-p99=2ms write-iops-min=20000 mode=latency"
- * (and " scheduler=auto" when not the default). */
+ * (and " scheduler=kyber" when not the default). */
 char *goal_format(const struct goal *g, char *buf, size_t n);
 const char *goal_mode_to_string(enum goal_mode m);
 const char *goal_scheduler_to_string(enum goal_scheduler s);

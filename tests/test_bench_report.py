@@ -194,10 +194,10 @@ def test_rounds_table_lists_every_try():
 
 # ------------------------------------------------------------ generalize
 def test_generalize_goal_is_half_of_none_rounded():
-    assert generalize.goal_for(1_456_000) == (730_000, "read-p99=730us")
-    assert generalize.goal_for(50_600_000) == (25_000_000, "read-p99=25000us")
-    assert generalize.goal_for(12_345_000) == (6_200_000, "read-p99=6200us")
-    assert generalize.goal_for(500) == (1000, "read-p99=1us")
+    assert generalize.goal_for(1_456_000) == (730_000, "read-p99=730us scheduler=kyber")
+    assert generalize.goal_for(50_600_000) == (25_000_000, "read-p99=25000us scheduler=kyber")
+    assert generalize.goal_for(12_345_000) == (6_200_000, "read-p99=6200us scheduler=kyber")
+    assert generalize.goal_for(500) == (1000, "read-p99=1us scheduler=kyber")
 
 
 def run_(p99_us, write_iops, steal=0.0, targets=None):

@@ -152,7 +152,7 @@ def signals_live(bus, watch, other):
     """Waits until the monitor is live: it has seen the DeviceAdded of a
     goal set on other (attached here), which stays tuned."""
     other.attach("other")
-    ok(tunectl(bus, "set-goal", other.name, "read-p99=3ms"))
+    ok(tunectl(bus, "set-goal", other.name, "read-p99=3ms scheduler=kyber"))
     assert watch.wait("DeviceAdded", other.name), watch.signals()
 
 
@@ -172,14 +172,14 @@ def test_goal_waits_for_its_disk_and_follows_it(bus, tmp, loops, daemon_factory)
         signals_live(bus, watch, other)
         ok(tunectl(bus, "clear-goal", other.name))
 
-        res = ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms"))
+        res = ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms scheduler=kyber"))
         assert "is not here" in res.stdout, res.stdout
-        assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency", "runtime")}
+        assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency scheduler=kyber", "runtime")}
         assert "waiting for the disk" in ok(tunectl(bus, "status")).stdout
         assert "waiting for the disk" in ok(tunectl(bus, "status", f"/dev/{lo.name}")).stdout
         assert json.loads(ok(tunectl(bus, "status", lo.name, "--json")).stdout)["state"] == "waiting"
         res = tunectl(bus, "pause", lo.name)
-        assert res.returncode == 1 and "is not tuned: its goal read-p99=1ms mode=latency waits for the disk " \
+        assert res.returncode == 1 and "is not tuned: its goal read-p99=1ms mode=latency scheduler=kyber waits for the disk " \
             "to appear" in res.stderr, res.stderr
         assert listed(bus) == {lo.name: "waiting"}
         assert lo.scheduler() == "none"
@@ -189,7 +189,7 @@ def test_goal_waits_for_its_disk_and_follows_it(bus, tmp, loops, daemon_factory)
         assert watch.wait("DeviceAdded", lo.name), (watch.signals(), d.stderr())
         added_s = watch.time_of("DeviceAdded", lo.name) - t0
         st = status_json(bus, lo.name)
-        assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency", "runtime"), st
+        assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency scheduler=kyber", "runtime"), st
         assert lo.scheduler() == "kyber"
         assert waiting(bus) == {}
 
@@ -199,10 +199,10 @@ def test_goal_waits_for_its_disk_and_follows_it(bus, tmp, loops, daemon_factory)
         print(f"\nattach -> DeviceAdded {added_s * 1e3:.0f} ms, detach -> DeviceRemoved "
               f"{(watch.time_of('DeviceRemoved', lo.name) - t0) * 1e3:.0f} ms (interval 60 s)")
         assert listed(bus) == {lo.name: "waiting"}
-        assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency", "runtime")}
+        assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency scheduler=kyber", "runtime")}
         assert "its medium went away" in d.stderr(), d.stderr()
         # Its slot is free: the one slot MaxDevices=1 allows takes another disk.
-        ok(tunectl(bus, "set-goal", other.name, "read-p99=3ms"))
+        ok(tunectl(bus, "set-goal", other.name, "read-p99=3ms scheduler=kyber"))
         ok(tunectl(bus, "clear-goal", other.name))
 
         # Another file on the same number is another disk.
@@ -219,7 +219,7 @@ def test_goal_waits_for_its_disk_and_follows_it(bus, tmp, loops, daemon_factory)
         wait_for(lambda: watch.signals().count(("DeviceAdded", lo.name)) == n_added + 1,
                  what="DeviceAdded on return")
         st = status_json(bus, lo.name)
-        assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency", "runtime"), st
+        assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency scheduler=kyber", "runtime"), st
         assert lo.scheduler() == "kyber"
     finally:
         watch.stop()
@@ -236,17 +236,17 @@ def test_waiting_goals_across_restart_and_removal(bus, tmp, loops, daemon_factor
     cfg_lo, rt_lo = loops(), loops()
     conf = os.path.join(tmp, "kyber-tuned.conf")
     with open(conf, "w") as f:
-        f.write(f"[Goals]\n{cfg_lo.name}=read-p99=5ms\n")
+        f.write(f"[Goals]\n{cfg_lo.name}=read-p99=5ms scheduler=kyber\n")
     d = service(daemon_factory, bus, tmp, conf)
     # A run-time goal over a configured one that waits: clearing it
     # leaves the configured one waiting, as for a tuned disk.
-    ok(tunectl(bus, "set-goal", cfg_lo.name, "read-p99=1ms"))
+    ok(tunectl(bus, "set-goal", cfg_lo.name, "read-p99=1ms scheduler=kyber"))
     assert len(waiting_all(bus)) == 2, waiting_all(bus)
     ok(tunectl(bus, "clear-goal", cfg_lo.name))
-    assert waiting(bus) == {cfg_lo.name: ("read-p99=5ms mode=latency", "config")}, d.stderr()
-    ok(tunectl(bus, "set-goal", rt_lo.name, "read-p99=2ms"))
-    expect = {cfg_lo.name: ("read-p99=5ms mode=latency", "config"),
-              rt_lo.name: ("read-p99=2ms mode=latency", "runtime")}
+    assert waiting(bus) == {cfg_lo.name: ("read-p99=5ms mode=latency scheduler=kyber", "config")}, d.stderr()
+    ok(tunectl(bus, "set-goal", rt_lo.name, "read-p99=2ms scheduler=kyber"))
+    expect = {cfg_lo.name: ("read-p99=5ms mode=latency scheduler=kyber", "config"),
+              rt_lo.name: ("read-p99=2ms mode=latency scheduler=kyber", "runtime")}
     assert waiting(bus) == expect
     assert d.stop() == 0, d.stderr()
 
@@ -287,7 +287,7 @@ def test_new_disk_on_old_number_seen_at_once(bus, tmp, loops, daemon_factory):
     d = service(daemon_factory, bus, tmp)
     watch = SignalWatch(bus)
     try:
-        ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms"))
+        ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms scheduler=kyber"))
         assert watch.wait("DeviceAdded", lo.name), watch.signals()
         assert lo.scheduler() == "kyber"
         subprocess.run(["losetup", "-d", f"/dev/{lo.name}"], check=True)
@@ -316,8 +316,8 @@ def test_udev_events(bus, tmp, loops, daemon_factory):
         try:
             lo, other = loops(), loops()
             signals_live(bus, watch, other)
-            ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms"))
-            assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency", "runtime")}
+            ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms scheduler=kyber"))
+            assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency scheduler=kyber", "runtime")}
             lo.attach("a")
             assert watch.wait("DeviceAdded", lo.name), (watch.signals(), relay.count, d.stderr())
             assert lo.scheduler() == "kyber"
@@ -348,13 +348,13 @@ def test_disk_plugged_while_daemon_down(bus, tmp, loops, daemon_factory):
     follows the disk, not the name)."""
     lo = loops()
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", lo.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", lo.name, "read-p99=2ms scheduler=kyber"))
     assert d.stop() == 0, d.stderr()
     lo.attach("a")
 
     d = service(daemon_factory, bus, tmp)
     st = status_json(bus, lo.name)
-    assert (st["goal"], st["goal_source"]) == ("read-p99=2ms mode=latency", "runtime"), d.stderr()
+    assert (st["goal"], st["goal_source"]) == ("read-p99=2ms mode=latency scheduler=kyber", "runtime"), d.stderr()
     assert waiting(bus) == {}
     assert lo.scheduler() == "kyber"
     assert d.stop() == 0, d.stderr()
@@ -364,7 +364,7 @@ def test_disk_plugged_while_daemon_down(bus, tmp, loops, daemon_factory):
     lo.detach()
     lo.attach("b")
     d = service(daemon_factory, bus, tmp)
-    assert waiting(bus) == {lo.name: ("read-p99=2ms mode=latency", "runtime")}, d.stderr()
+    assert waiting(bus) == {lo.name: ("read-p99=2ms mode=latency scheduler=kyber", "runtime")}, d.stderr()
     assert lo.scheduler() == "none"
     assert d.stop() == 0, d.stderr()
 
@@ -386,7 +386,7 @@ def test_goal_for_what_cannot_be_a_disk(bus, tmp, daemon_factory, device, error,
     other text that does not resolve is refused at once, naming it, and
     nothing waits."""
     d = service(daemon_factory, bus, tmp)
-    name, msg = dbus_send_error(bus, "SetGoal", device, "read-p99=1ms")
+    name, msg = dbus_send_error(bus, "SetGoal", device, "read-p99=1ms scheduler=kyber")
     assert (name, says in msg) == (error, True), (name, msg)
     assert waiting(bus) == {}
     assert d.stop() == 0, d.stderr()
@@ -400,8 +400,8 @@ def test_missed_events_rescan(bus, tmp, loops, daemon_factory):
     tuned, waits = loops(), loops()
     tuned.attach("tuned")
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", tuned.name, "read-p99=1ms"))
-    ok(tunectl(bus, "set-goal", waits.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", tuned.name, "read-p99=1ms scheduler=kyber"))
+    ok(tunectl(bus, "set-goal", waits.name, "read-p99=2ms scheduler=kyber"))
     d.proc.send_signal(signal.SIGSTOP)
     try:
         # Synthetic change events of our own device (each a socket buffer

@@ -105,7 +105,7 @@ def test_journal_fields(daemon_factory, device_factory, fake_journald, tmp_path)
     st = os.stat(stderr_file)
     # A goal no loop device meets: the tuner changes the targets at once.
     d = daemon_factory(["--foreground", "--interval", "200ms", "--settle", "50ms", "--config=",
-                        "--goal", f"{dev.name}:read-p99=1us"],
+                        "--goal", f"{dev.name}:read-p99=1us scheduler=kyber"],
                        env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}, stderr_path=str(stderr_file))
     assert d.ready(), d.stderr()
     with fio.io_lock():
@@ -142,7 +142,7 @@ def test_no_journal_when_stderr_is_elsewhere(daemon_factory, device_factory, fak
     stream (e.g. started from a shell inside the unit): plain stderr."""
     dev = device_factory("shm", size_mib=16)
     d = daemon_factory(["--foreground", "--interval", "200ms", "--settle", "50ms", "--config=",
-                        "--goal", f"{dev.name}:read-p99=2ms"], env={"JOURNAL_STREAM": "1:1"})
+                        "--goal", f"{dev.name}:read-p99=2ms scheduler=kyber"], env={"JOURNAL_STREAM": "1:1"})
     assert d.ready(), d.stderr()
     assert d.stop() == 0, d.stderr()
     assert entries(fake_journald) == []

@@ -40,25 +40,25 @@ def test_runtime_goal_stands_over_config_across_restart(bus, tmp, device_factory
     dev = device_factory("shm", size_mib=16)
     conf = f"{tmp}/kyber-tuned.conf"
     with open(conf, "w") as f:
-        f.write(f"[Goals]\n{dev.name}=read-p99=5ms\n")
+        f.write(f"[Goals]\n{dev.name}=read-p99=5ms scheduler=kyber\n")
     d = service(daemon_factory, bus, tmp, conf)
     st = status_json(bus, dev.name)
-    assert (st["goal"], st["goal_source"]) == ("read-p99=5ms mode=latency", "config"), st
-    ok(tunectl(bus, "set-goal", dev.name, "read-p99=1ms"))
+    assert (st["goal"], st["goal_source"]) == ("read-p99=5ms mode=latency scheduler=kyber", "config"), st
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=1ms scheduler=kyber"))
     st = status_json(bus, dev.name)
-    assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency", "runtime"), st
+    assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency scheduler=kyber", "runtime"), st
     assert "replaces the configured goal read-p99=5ms" in d.stderr(), d.stderr()
     assert d.stop() == 0, d.stderr()
 
     d2 = service(daemon_factory, bus, tmp, conf)
     st = status_json(bus, dev.name)
-    assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency", "runtime"), d2.stderr()
-    assert "the configured goal read-p99=5ms mode=latency stands behind" in d2.stderr(), d2.stderr()
+    assert (st["goal"], st["goal_source"]) == ("read-p99=1ms mode=latency scheduler=kyber", "runtime"), d2.stderr()
+    assert "the configured goal read-p99=5ms mode=latency scheduler=kyber stands behind" in d2.stderr(), d2.stderr()
     assert "(set at run time)" in ok(tunectl(bus, "status", dev.name)).stdout
 
     ok(tunectl(bus, "clear-goal", dev.name))
     st = status_json(bus, dev.name)
-    assert (st["goal"], st["goal_source"]) == ("read-p99=5ms mode=latency", "config"), d2.stderr()
+    assert (st["goal"], st["goal_source"]) == ("read-p99=5ms mode=latency scheduler=kyber", "config"), d2.stderr()
     assert "applies again" in d2.stderr(), d2.stderr()
     assert dev.scheduler() == "kyber"
     assert d2.stop() == 0, d2.stderr()
@@ -70,7 +70,7 @@ def test_hand_change_after_reset_survives_stop(bus, tmp, device_factory, daemon_
     mq-deadline, and says why."""
     dev = device_factory("shm", size_mib=16)
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms scheduler=kyber"))
     assert dev.scheduler() == "kyber"
     ok(tunectl(bus, "reset", dev.name))
     assert dev.scheduler() == "none"
@@ -86,7 +86,7 @@ def test_hand_change_after_reset_is_the_original_on_resume(bus, tmp, device_fact
     operator set is what clear-goal goes back to."""
     dev = device_factory("shm", size_mib=16)
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms scheduler=kyber"))
     ok(tunectl(bus, "reset", dev.name))
     dev.set_scheduler("mq-deadline")
     ok(tunectl(bus, "resume", dev.name))
@@ -103,7 +103,7 @@ def test_hand_change_after_crash_is_left(bus, tmp, device_factory, daemon_factor
     mq-deadline is still there."""
     dev = device_factory("shm", size_mib=16)
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms scheduler=kyber"))
     assert dev.scheduler() == "kyber"
     d.stop(signal.SIGKILL)
     dev.set_scheduler("mq-deadline")
@@ -111,7 +111,7 @@ def test_hand_change_after_crash_is_left(bus, tmp, device_factory, daemon_factor
     d2 = service(daemon_factory, bus, tmp)
     st = status_json(bus, dev.name)
     assert dev.scheduler() == "mq-deadline", d2.stderr()
-    assert st["state"] == "overridden" and st["goal"] == "read-p99=2ms mode=latency", st
+    assert st["state"] == "overridden" and st["goal"] == "read-p99=2ms mode=latency scheduler=kyber", st
     assert st["original_scheduler"] == "mq-deadline", st
     assert "changed by someone else since the previous instance stopped" in d2.stderr(), d2.stderr()
     assert "scheduler mq-deadline where kyber-tuned left kyber" in d2.stderr(), d2.stderr()
@@ -127,7 +127,7 @@ def test_hand_change_after_crash_without_goal_is_left(bus, tmp, device_factory, 
     before the next start: not restored over."""
     dev = device_factory("shm", size_mib=16)
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms scheduler=kyber"))
     d.stop(signal.SIGKILL)
     os.unlink(f"{tmp}/state/state.pb")
     dev.set_scheduler("mq-deadline")
@@ -168,7 +168,7 @@ def test_new_disk_under_old_loop_number(tmp, device_factory, daemon_factory):
     b = device_factory("shm", size_mib=16)
     d = daemon_factory(["--foreground", "--interval=200ms", "--settle=50ms", "--config=", "--device-events=off",
                         f"--state-dir={tmp}/state", f"--runtime-dir={tmp}/run",
-                        "--goal", f"{a.name}:read-p99=2ms", "--goal", f"{b.name}:read-p99=2ms"])
+                        "--goal", f"{a.name}:read-p99=2ms scheduler=kyber", "--goal", f"{b.name}:read-p99=2ms scheduler=kyber"])
     assert d.ready(), d.stderr()
     seq = int(open(f"{a.sysfs}/diskseq").read())
     swap_backing_file(a)
@@ -207,7 +207,7 @@ def test_goal_on_a_mounted_path_tunes_the_disk_under_it(bus, tmp, mounted, daemo
     journal says which."""
     dev, path = mounted
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", path, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", path, "read-p99=2ms scheduler=kyber"))
     assert dev.scheduler() == "kyber"
     assert status_json(bus, dev.name)["device"] == dev.name
     assert f"{path} is on {dev.name}: tuning {dev.name}" in d.stderr(), d.stderr()
@@ -223,7 +223,7 @@ def test_goal_on_a_dev_link(bus, tmp, device_factory, daemon_factory):
     os.symlink(dev.path, link)
     try:
         d = service(daemon_factory, bus, tmp)
-        ok(tunectl(bus, "set-goal", link, "read-p99=2ms"))
+        ok(tunectl(bus, "set-goal", link, "read-p99=2ms scheduler=kyber"))
         assert dev.scheduler() == "kyber"
         assert status_json(bus, link)["device"] == dev.name
         assert d.stop() == 0, d.stderr()
@@ -237,11 +237,11 @@ def test_lookups_do_not_stat_arbitrary_paths(bus, tmp, device_factory, daemon_fa
     anyone; set-goal (authorized) may name one."""
     dev = device_factory("shm", size_mib=16)
     d = service(daemon_factory, bus, tmp)
-    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms scheduler=kyber"))
     for path in ("/etc/shadow", "/root", "/dev/../etc/shadow"):
         res = tunectl(bus, "status", path, user="nobody")
         assert res.returncode == 1 and "has no goal" in res.stderr, res.stderr
-    res = tunectl(bus, "set-goal", "/proc/self", "read-p99=2ms")
+    res = tunectl(bus, "set-goal", "/proc/self", "read-p99=2ms scheduler=kyber")
     assert res.returncode == 1 and "not a block device" in res.stderr, res.stderr
     assert d.stop() == 0, d.stderr()
 
@@ -258,7 +258,7 @@ def test_unreadable_state_file_is_kept(bus, tmp, device_factory, daemon_factory)
     os.symlink(f"{tmp}/elsewhere.pb", f"{tmp}/state/state.pb")
     d = service(daemon_factory, bus, tmp)
     assert f"Failed to read state file {tmp}/state/state.pb" in d.stderr(), d.stderr()
-    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+    ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms scheduler=kyber"))
     assert d.stop() == 0, d.stderr()
     assert os.path.islink(f"{tmp}/state/state.pb")
     assert not os.path.exists(f"{tmp}/state/state.pb.corrupt")
@@ -309,7 +309,7 @@ def test_unauthorized_flood_is_bounded(bus, tmp, device_factory, daemon_factory)
     pk = FakePolkit(bus, [], silent=True)
     try:
         d = service(daemon_factory, bus, tmp)
-        ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms"))
+        ok(tunectl(bus, "set-goal", dev.name, "read-p99=2ms scheduler=kyber"))
         before = rss_kib(d.proc.pid)
         script = f"{tmp}/flood.py"
         with open(script, "w") as f:
@@ -330,7 +330,7 @@ def test_unauthorized_flood_is_bounded(bus, tmp, device_factory, daemon_factory)
         ok(tunectl(bus, "resume", dev.name))
         assert dev.scheduler() == "kyber"
         assert status_json(bus, dev.name)["state"] != "paused"
-        name, msg = dbus_send_error(bus, "SetGoal", "x" * 5000, "read-p99=2ms", user="nobody")
+        name, msg = dbus_send_error(bus, "SetGoal", "x" * 5000, "read-p99=2ms scheduler=kyber", user="nobody")
         assert name == "org.freedesktop.DBus.Error.InvalidArgs" and "Invalid device: longer than" in msg, \
             (name, msg)
         assert d.stop() == 0, d.stderr()
@@ -345,7 +345,7 @@ def test_flight_record_is_capped(tmp, device_factory, daemon_factory):
     dev = device_factory("shm", size_mib=16)
     record = f"{tmp}/record.pb"
     args = ["--foreground", "--interval=100ms", "--settle=20ms", "--config=", f"--state-dir={tmp}/state",
-            f"--runtime-dir={tmp}/run", f"--record={record}", "--goal", f"{dev.name}:read-p99=2ms"]
+            f"--runtime-dir={tmp}/run", f"--record={record}", "--goal", f"{dev.name}:read-p99=2ms scheduler=kyber"]
     bad = daemon_factory(args + ["--record-max-size", "4095"])
     assert bad.proc.wait(10) == 2
     assert "Invalid --record-max-size '4095'" in bad.stderr(), bad.stderr()

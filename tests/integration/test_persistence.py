@@ -19,7 +19,7 @@ from tests.lib.daemon import json_lines, wait_for
 
 # A goal no shm loop device can meet: the tuner tightens at once, so the
 # targets it leaves behind differ from the originals.
-TIGHT = "read-p99=1us"
+TIGHT = "read-p99=1us scheduler=kyber"
 CAP_PERFMON = 38
 CAP_BPF = 39
 
@@ -102,7 +102,7 @@ def test_capabilities_under_unit_bounding_set(daemon_factory, device_factory, di
     _, state, runtime = dirs
     d = daemon_factory(["--foreground", "--interval", "200ms", "--settle", "50ms", "--config=",
                         "--state-dir", state, "--runtime-dir", runtime,
-                        "--goal", f"{dev.name}:read-p99=2ms"],
+                        "--goal", f"{dev.name}:read-p99=2ms scheduler=kyber"],
                        wrapper=["setpriv", "--bounding-set", "-all,+bpf,+perfmon", "--"])
     assert d.ready(), d.stderr()
     c = caps(d.proc.pid)
@@ -134,7 +134,7 @@ def test_crash_restores_originals(daemon_factory, device_factory, dirs, original
     if original == "kyber":
         assert left != before[1], "the tuner never changed the targets"
 
-    d2 = start(daemon_factory, dirs, "--goal", f"{other.name}:read-p99=2ms")
+    d2 = start(daemon_factory, dirs, "--goal", f"{other.name}:read-p99=2ms scheduler=kyber")
     assert dev.scheduler() == before[0], d2.stderr()
     if original == "kyber":
         assert dev.kyber_targets() == before[1]
@@ -148,11 +148,11 @@ def test_clean_exit_forgets_originals(daemon_factory, device_factory, dirs):
     hand since is not touched by the next start."""
     dev = device_factory("shm", size_mib=64)
     other = device_factory("shm", size_mib=16)
-    d = start(daemon_factory, dirs, "--goal", f"{dev.name}:read-p99=2ms")
+    d = start(daemon_factory, dirs, "--goal", f"{dev.name}:read-p99=2ms scheduler=kyber")
     assert d.stop() == 0, d.stderr()
     dev.set_scheduler("kyber")
     dev.set_kyber_targets(4_000_000, 40_000_000)
-    d2 = start(daemon_factory, dirs, "--goal", f"{other.name}:read-p99=2ms")
+    d2 = start(daemon_factory, dirs, "--goal", f"{other.name}:read-p99=2ms scheduler=kyber")
     assert d2.stop() == 0, d2.stderr()
     assert dev.scheduler() == "kyber" and dev.kyber_targets() == (4_000_000, 40_000_000)
 
@@ -167,7 +167,7 @@ def test_corrupt_file_set_aside(daemon_factory, device_factory, dirs, name):
     garbage = b"\x0a\xff\xff\xff\xff\x0fnot a protobuf message"
     with open(path, "wb") as f:
         f.write(garbage)
-    d = start(daemon_factory, dirs, "--goal", f"{dev.name}:read-p99=2ms")
+    d = start(daemon_factory, dirs, "--goal", f"{dev.name}:read-p99=2ms scheduler=kyber")
     err = d.stderr()
     assert path in err and "corrupt" in err, err
     with open(path + ".corrupt", "rb") as f:
@@ -184,7 +184,7 @@ def test_state_dir_unusable_fails_start(daemon_factory, device_factory, dirs):
     open(blocker, "w").close()
     d = daemon_factory(["--foreground", "--interval", "200ms", "--settle", "50ms",
                         "--config=", "--state-dir", f"{blocker}/state", "--runtime-dir", runtime,
-                        "--goal", f"{dev.name}:read-p99=2ms"])
+                        "--goal", f"{dev.name}:read-p99=2ms scheduler=kyber"])
     assert not d.ready()
     assert d.proc.wait(10) != 0
     assert f"{blocker}/state" in d.stderr() and "Not a directory" in d.stderr(), d.stderr()
@@ -221,7 +221,7 @@ def test_disk_going_away(daemon_factory, device_factory, dirs):
     stop; test_hotplug.py has the rest of what follows.)"""
     a = device_factory("shm", size_mib=16)
     b = device_factory("shm", size_mib=16)
-    d = start(daemon_factory, dirs, "--goal", f"{a.name}:read-p99=2ms", "--goal", f"{b.name}:read-p99=2ms")
+    d = start(daemon_factory, dirs, "--goal", f"{a.name}:read-p99=2ms scheduler=kyber", "--goal", f"{b.name}:read-p99=2ms scheduler=kyber")
     remove_loop(a)
     wait_for(lambda: f"{a.name}: its medium went away" in d.stderr() or f"{a.name}: the disk went away" in d.stderr(),
              what="removal notice")
@@ -258,7 +258,7 @@ def test_sighup_reload(daemon_factory, device_factory, dirs):
     b = device_factory("shm", size_mib=16)
     tmp, state, runtime = dirs
     conf = f"{tmp}/kyber-tuned.conf"
-    write_conf(conf, {a.name: "read-p99=2ms"})
+    write_conf(conf, {a.name: "read-p99=2ms scheduler=kyber"})
     d = daemon_factory(["--foreground", "--interval", "200ms", "--settle", "50ms", "--config", conf,
                         "--state-dir", state, "--runtime-dir", runtime])
     assert d.ready(), d.stderr()
@@ -268,11 +268,11 @@ def test_sighup_reload(daemon_factory, device_factory, dirs):
     write_conf(conf, {})
     os.mkdir(f"{tmp}/conf.d")
     dropin = f"{tmp}/conf.d/50-b.conf"
-    write_conf(dropin, {b.name: "read-p99=3ms"})
+    write_conf(dropin, {b.name: "read-p99=3ms scheduler=kyber"})
     d.proc.send_signal(signal.SIGHUP)
     wait_for(lambda: b.scheduler() == "kyber" and a.scheduler() == "none", what="reload")
 
-    write_conf(dropin, {b.name: "read-p99=5ms", "nosuchdisk": "read-p99=2ms",
+    write_conf(dropin, {b.name: "read-p99=5ms scheduler=kyber", "nosuchdisk": "read-p99=2ms scheduler=kyber",
                         a.name: "read-p99=oops"})
     d.proc.send_signal(signal.SIGHUP)
     # The parser warns first, the goals apply after: wait for the end of
@@ -281,7 +281,7 @@ def test_sighup_reload(daemon_factory, device_factory, dirs):
     err = d.stderr()
     assert f"{dropin}:6: Invalid goal for {a.name}" in err, err
     # A disk that is not here is not a mistake: its goal waits for it.
-    assert "nosuchdisk is not here (or has no medium); its goal read-p99=2ms mode=latency applies when it " \
+    assert "nosuchdisk is not here (or has no medium); its goal read-p99=2ms mode=latency scheduler=kyber applies when it " \
            "appears" in err, err
     assert "Configuration reloaded, 1 warning(s)" in err, err
     assert "goal now read-p99=5ms" in err, err

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""scheduler=auto on the real kernel (issue 13): the device stays on its
-original scheduler where the goal holds there or there is no read goal,
+"""scheduler=auto, the default policy, on the real kernel (issue 13): the
+goals here say no scheduler=, so they test the default. The device stays
+on its original scheduler where the goal holds there or there is no read goal,
 and moves to Kyber where the goal is missed while writes run. The
 decision's bounds (how fast, how often) are the simulator's
 (tests/unit/test-ctl-sched.c); here the properties hold with wide margins:
@@ -39,7 +40,7 @@ def test_stays_where_none_meets_the_goal(daemon_factory, device_factory):
     with fio.io_lock():
         none_p99 = fio.run(dev.path, fio.pair(), runtime_s=5, ramp_s=1)["r"].read_clat_ns[99.0]
         goal_us = max(1, round(EASY_GOAL_FACTOR * none_p99 / 1e3))
-        lines, err = run_tuned(daemon_factory, dev, f"read-p99={goal_us}us scheduler=auto", fio.pair())
+        lines, err = run_tuned(daemon_factory, dev, f"read-p99={goal_us}us", fio.pair())
     assert all(l["scheduler"] == "none" for l in lines), err
     assert "-> kyber" not in err, err
     assert dev.scheduler() == "none"
@@ -49,7 +50,7 @@ def test_throughput_mode_stays_off_kyber(daemon_factory, device_factory):
     """No read goal (mode=throughput), R256+W1: nothing for Kyber to protect."""
     dev = device_factory("shm")
     with fio.io_lock():
-        lines, err = run_tuned(daemon_factory, dev, "mode=throughput scheduler=auto",
+        lines, err = run_tuned(daemon_factory, dev, "mode=throughput",
                                fio.pair(read_qd=256, write_qd=1))
     assert all(l["scheduler"] == "none" for l in lines), err
     assert all(l["tuner"]["state"] == "holding" for l in lines[1:]), err
@@ -60,7 +61,7 @@ def test_switches_where_kyber_is_needed(daemon_factory, device_factory):
     the switch logged with its evidence, the original back on exit."""
     dev = device_factory("flashsim", profile="flash")
     with fio.io_lock():
-        lines, err = run_tuned(daemon_factory, dev, "read-p99=2ms scheduler=auto", fio.pair())
+        lines, err = run_tuned(daemon_factory, dev, "read-p99=2ms", fio.pair())
     on_kyber = [i for i, l in enumerate(lines) if l["scheduler"] == "kyber"]
     assert on_kyber and on_kyber[0] <= 10, err
     assert "scheduler none -> kyber (the switch took" in err, err

@@ -27,7 +27,7 @@ from tests.integration.dbus_helpers import (BUS_NAME, DEVICE_IFACE, DEVICE_PREFI
 from tests.lib import fio, hoststeal
 from tests.lib.require import require_built
 
-GOAL = "read-p99=2ms"
+GOAL = "read-p99=2ms scheduler=kyber"
 GOAL_NS = 2_000_000
 INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 NO_SUCH_DEVICE = "org.kybertune.KyberTune1.Error.NoSuchDevice"
@@ -143,7 +143,7 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
     print("read P99 per 1-s window:", [(ms, round(p / 1e3)) for ms, p in windows])
 
     assert st["device"] == flash.name
-    assert st["goal"] == "read-p99=2ms mode=latency"
+    assert st["goal"] == "read-p99=2ms mode=latency scheduler=kyber"
     assert st["scheduler"] == "kyber"
     assert st["state"] in ("tracking", "holding") or (disturbed and st["state"] == "infeasible"), st
     assert st["reason"]
@@ -182,14 +182,14 @@ def test_unprivileged_caller_is_denied(bus, flash, service):
     before_targets, before_sched = flash.kyber_targets(), flash.scheduler()
     before = status_json(bus, flash.name)
 
-    for verb in (["set-goal", flash.name, "read-p99=5ms"], ["clear-goal", flash.name],
+    for verb in (["set-goal", flash.name, "read-p99=5ms scheduler=kyber"], ["clear-goal", flash.name],
                  ["pause", flash.name], ["resume", flash.name], ["reset", flash.name]):
         res = tunectl(bus, *verb, user="nobody")
         assert res.returncode == 1, (verb, res.stdout, res.stderr)
         assert "Access denied: changing kyber-tuned's settings needs root or polkit authorization" \
             in res.stderr, res.stderr
         assert res.stderr.count("\n") == 1
-    for method, args in (("SetGoal", [flash.name, "read-p99=5ms"]), ("Pause", [flash.name]),
+    for method, args in (("SetGoal", [flash.name, "read-p99=5ms scheduler=kyber"]), ("Pause", [flash.name]),
                          ("ClearGoal", [flash.name]), ("Reset", [flash.name])):
         name, msg = dbus_send_error(bus, method, *args, user="nobody")
         assert name == ACCESS_DENIED, (method, name, msg)
@@ -198,7 +198,7 @@ def test_unprivileged_caller_is_denied(bus, flash, service):
     after = status_json(bus, flash.name)
     assert flash.kyber_targets() == before_targets
     assert flash.scheduler() == before_sched == "kyber"
-    assert after["goal"] == before["goal"] == "read-p99=2ms mode=latency"
+    assert after["goal"] == before["goal"] == "read-p99=2ms mode=latency scheduler=kyber"
     assert after["state"] != "paused"
 
     # Reading is open to everyone.
@@ -222,9 +222,9 @@ def test_polkit_authorizes_per_action(bus, flash, service):
     set_goal(bus, flash)
     pk = FakePolkit(bus, ["org.kybertune.KyberTune1.set-goal", "org.kybertune.KyberTune1.pause"])
     try:
-        res = tunectl(bus, "set-goal", flash.name, "read-p99=3ms", user="nobody")
+        res = tunectl(bus, "set-goal", flash.name, "read-p99=3ms scheduler=kyber", user="nobody")
         assert res.returncode == 0, res.stderr
-        assert status_json(bus, flash.name)["goal"] == "read-p99=3ms mode=latency"
+        assert status_json(bus, flash.name)["goal"] == "read-p99=3ms mode=latency scheduler=kyber"
         res = tunectl(bus, "pause", flash.name, user="nobody")
         assert res.returncode == 0, res.stderr
         assert status_json(bus, flash.name)["state"] == "paused"
@@ -247,7 +247,7 @@ def test_polkit_authorizes_per_action(bus, flash, service):
                                             for a in ("set-goal", "pause", "reset", "clear-goal")]
     assert all(c["kind"] == "system-bus-name" and c["name"].startswith(":1.") for c in calls)
     assert [c["flags"] for c in calls] == [0, 0, 0, 1]
-    assert status_json(bus, flash.name)["goal"] == "read-p99=3ms mode=latency"
+    assert status_json(bus, flash.name)["goal"] == "read-p99=3ms mode=latency scheduler=kyber"
 
 
 # ---------------------------------------------------------------- 3. bad input
@@ -348,7 +348,7 @@ def test_malformed_goals_rejected(bus, flash, service):
     lines_after = len(service.json_lines())
     assert lines_after - lines_before >= elapsed - 2, (lines_before, lines_after, elapsed)
     st = status_json(bus, flash.name)
-    assert st["goal"] == "read-p99=2ms mode=latency"
+    assert st["goal"] == "read-p99=2ms mode=latency scheduler=kyber"
     assert flash.scheduler() == "kyber"
 
 
@@ -356,7 +356,7 @@ def test_malformed_goals_rejected(bus, flash, service):
 def test_not_running(bus):
     """kyber-tunectl against a bus without the daemon: one clear line."""
     for verb in (["status"], ["list"], ["status", "loop0"], ["pause", "loop0"], ["monitor"],
-                 ["hist", "loop0"], ["set-goal", "loop0", "read-p99=1ms"]):
+                 ["hist", "loop0"], ["set-goal", "loop0", "read-p99=1ms scheduler=kyber"]):
         res = tunectl(bus, *verb, timeout=30)
         assert res.returncode == 1, (verb, res.stdout, res.stderr)
         assert res.stderr == ("kyber-tunectl: kyber-tuned is not running (org.kybertune.KyberTune1 "
@@ -382,7 +382,7 @@ def test_round_trip(bus, flash, service):
     flash.set_kyber_targets(1234567, 7654321)
     res = tunectl(bus, "list")
     assert res.returncode == 0 and "0 devices tuned" in res.stdout, res.stdout
-    set_goal(bus, flash, "read-p99=2ms mode=latency")
+    set_goal(bus, flash, "read-p99=2ms mode=latency scheduler=kyber")
 
     # Introspection: the Manager and the Device objects.
     res = busctl(bus, "tree", BUS_NAME)
@@ -410,7 +410,7 @@ def test_round_trip(bus, flash, service):
     assert json.loads(res.stdout)["object_path"] == f"{DEVICE_PREFIX}/{flash.name}"
     res = tunectl(bus, "status", flash.name)
     assert res.returncode == 0
-    for label in ("State:", "Goal: read-p99=2ms mode=latency", "Scheduler: kyber (originally kyber, "
+    for label in ("State:", "Goal: read-p99=2ms mode=latency scheduler=kyber", "Scheduler: kyber (originally kyber, "
                   "targets 1.23ms/7.65ms)", "Targets:", "Read:", "Write:", "Interval:"):
         assert label in res.stdout, (label, res.stdout)
     st = status_json(bus, flash.path)
@@ -537,14 +537,14 @@ def test_restart_after_crash_resumes_runtime_goals(bus, device_factory, daemon_f
         env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address}
         d = daemon_factory(args, env=env)
         assert d.ready(), d.stderr()
-        set_goal(bus, dev, "read-p99=3ms write-iops-min=1k")
+        set_goal(bus, dev, "read-p99=3ms write-iops-min=1k scheduler=kyber")
         assert dev.scheduler() == "kyber"
         d.stop(signal.SIGKILL)
 
         d2 = daemon_factory(args, env=env)
         assert d2.ready(), d2.stderr()
         st = status_json(bus, dev.name)
-        assert st["goal"] == "read-p99=3ms write-iops-min=1000 mode=latency", st
+        assert st["goal"] == "read-p99=3ms write-iops-min=1000 mode=latency scheduler=kyber", st
         assert dev.scheduler() == "kyber"
         assert "resumed the goal set at run time" in d2.stderr(), d2.stderr()
         res = tunectl(bus, "clear-goal", dev.name)

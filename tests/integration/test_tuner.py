@@ -72,6 +72,10 @@ def print_trace(lines):
 
 
 def start_tuner(daemon_factory, dev, goal, *extra):
+    """The law on Kyber: scheduler=kyber unless the goal says otherwise
+    (when to run Kyber at all is test_sched_choice.py's)."""
+    if "scheduler=" not in goal:
+        goal += " scheduler=kyber"
     d = daemon_factory(["--foreground", "--goal", f"{dev.name}:{goal}", "--json",
                         "--interval", "1s", *extra])
     assert d.ready(), d.stderr()

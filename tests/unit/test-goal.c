@@ -29,9 +29,9 @@ static void test_good(void **state)
 		{ "mode=throughput", "mode=throughput" },
 		{ "read-p95=250us mode=balanced", "read-p95=250us mode=balanced" },
 		{ "read-p90=10us\twrite-iops-min=1.5M", "read-p90=10us write-iops-min=1500000 mode=latency" },
-		{ "scheduler=auto read-p99=1ms", "read-p99=1ms mode=latency scheduler=auto" },
-		{ "read-p99=1ms scheduler=kyber", "read-p99=1ms mode=latency" },
-		{ "mode=throughput scheduler=auto", "mode=throughput scheduler=auto" },
+		{ "scheduler=auto read-p99=1ms", "read-p99=1ms mode=latency" },
+		{ "read-p99=1ms scheduler=kyber", "read-p99=1ms mode=latency scheduler=kyber" },
+		{ "mode=throughput scheduler=kyber", "mode=throughput scheduler=kyber" },
 	};
 	char buf[GOAL_TEXT_MAX];
 	struct goal g, again;
@@ -45,6 +45,8 @@ static void test_good(void **state)
 	}
 	assert_int_equal(goal_parse("read-p99=100us", &g, NULL), 0);
 	assert_true(g.has_read && g.read_pct == 99 && g.read_ns == 100000 && g.mode == GOAL_MODE_LATENCY);
+	/* Kyber runs where it buys something unless the goal says always. */
+	assert_int_equal(g.scheduler, GOAL_SCHEDULER_AUTO);
 	/* Equal whatever the spelling; any field differing makes them differ. */
 	assert_int_equal(goal_parse("read-p99=0.1ms mode=latency", &again, NULL), 0);
 	assert_true(goal_equal(&g, &again));
@@ -54,7 +56,7 @@ static void test_good(void **state)
 	assert_false(goal_equal(&g, &again));
 	assert_int_equal(goal_parse("read-p99=100us mode=advise", &again, NULL), 0);
 	assert_false(goal_equal(&g, &again));
-	assert_int_equal(goal_parse("read-p99=100us scheduler=auto", &again, NULL), 0);
+	assert_int_equal(goal_parse("read-p99=100us scheduler=kyber", &again, NULL), 0);
 	assert_false(goal_equal(&g, &again));
 }
 

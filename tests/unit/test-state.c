@@ -116,8 +116,8 @@ static void test_state_bad_input(void **unused)
 	state_done(&s);
 	/* An empty message has version 0: not ours. */
 	assert_int_equal(state_decode((const uint8_t *)"", 0, &back), -EBADMSG);
-	/* Version 2 (field 1 varint 2) is refused, not misread. */
-	assert_int_equal(state_decode((const uint8_t *)"\x08\x02", 2, &back), -EBADMSG);
+	/* Version 3 (field 1 varint 3), from a later release, is refused, not misread. */
+	assert_int_equal(state_decode((const uint8_t *)"\x08\x03", 2, &back), -EBADMSG);
 	/* A device without an id (field 2, empty DeviceState) is refused. */
 	assert_int_equal(state_decode((const uint8_t *)"\x08\x01\x12\x00", 4, &back), -EBADMSG);
 }
@@ -218,7 +218,7 @@ static void test_originals_left_scheduler_too_long(void **unused)
 	e.device_id = (char *)"name:loop0";
 	e.scheduler = (char *)"none";
 	e.left_scheduler = name;
-	m.version = STATE_VERSION;
+	m.version = ORIGINALS_VERSION;
 	m.n_devices = 1;
 	m.devices = &ptr;
 	n = kybertune__originals__pack(&m, buf);
@@ -228,6 +228,44 @@ static void test_originals_left_scheduler_too_long(void **unused)
 	assert_int_equal(originals_decode(buf, n, &back), 0);
 	assert_string_equal(back.v[0].left_scheduler, name);
 	originals_done(&back);
+}
+
+/* A version-1 file was written when a goal without scheduler= meant Kyber
+ * always: decoded, its goals say scheduler=kyber, so an upgrade changes no
+ * device's scheduler. Version 2 goals are taken as they are. */
+static void test_state_version1_goals_keep_kyber(void **unused)
+{
+	static const struct {
+		uint32_t version;
+		const char *goal, *decoded;
+	} cases[] = {
+		{ 1, "read-p99=2ms mode=latency", "read-p99=2ms mode=latency scheduler=kyber" },
+		{ 1, "mode=throughput scheduler=auto", "mode=throughput scheduler=auto" },
+		{ 1, "", NULL },
+		{ 2, "read-p99=2ms mode=latency", "read-p99=2ms mode=latency" },
+	};
+	uint8_t buf[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		Kybertune__DeviceState e = KYBERTUNE__DEVICE_STATE__INIT, *ptr = &e;
+		Kybertune__State m = KYBERTUNE__STATE__INIT;
+		struct state back;
+		size_t n;
+
+		e.device_id = (char *)"wwn-1";
+		e.goal = (char *)cases[i].goal;
+		m.version = cases[i].version;
+		m.n_devices = 1;
+		m.devices = &ptr;
+		n = kybertune__state__pack(&m, buf);
+		assert_int_equal(state_decode(buf, n, &back), 0);
+		assert_int_equal(back.n, 1);
+		if (cases[i].decoded)
+			assert_string_equal(back.devs[0].goal, cases[i].decoded);
+		else
+			assert_null(back.devs[0].goal);
+		state_done(&back);
+	}
 }
 
 /* Records in a file, in order: their time_ns, the count returned. */
@@ -366,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_state_files),
 		cmocka_unit_test(test_originals),
 		cmocka_unit_test(test_originals_left_scheduler_too_long),
+		cmocka_unit_test(test_state_version1_goals_keep_kyber),
 		cmocka_unit_test(test_recorder_rotates),
 		cmocka_unit_test(test_record_reader),
 		cmocka_unit_test(test_varint),
