@@ -1,6 +1,7 @@
 # kyber-tuned: build, test and demo.
 #
-#   make deps    install every build/test dependency from Debian packages (idempotent)
+#   make deps    install every build/test dependency from Debian packages (idempotent),
+#                and fetch promtool into $(BUILD)/promtool without installing Prometheus
 #   make         build BPF objects, skeletons, daemon, CLI, protobuf code, test device
 #   make check   deps + build + unit tests (ASan/UBSan) + real-kernel tests (root)
 #   make demo    deps + build + the tuner demo on the flash-model device (root)
@@ -66,8 +67,9 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemo
 	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
-PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c
-SYS_SRCS := daemon/log-journal.c daemon/observer.c daemon/kyber-sysfs.c \
+PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
+	daemon/metrics.c
+SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
@@ -86,7 +88,7 @@ PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
 	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller test-ctl-sched \
-	test-conf test-state test-tunectl-format test-uevent
+	test-conf test-state test-tunectl-format test-uevent test-metrics
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
@@ -94,7 +96,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched clean lint fuzz man install uninstall
+.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched clean lint fuzz man install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -115,6 +117,23 @@ deps:
 	else \
 		echo "make deps: all $(words $(DEB_PACKAGES)) packages already installed"; \
 	fi
+	@$(MAKE) -s $(PROMTOOL) || \
+		echo "make deps: could not fetch promtool; tests/integration/test_metrics.py will skip its lint" >&2
+
+# promtool lints the metrics file in the tests. Debian ships it in the
+# prometheus package, whose installation starts a Prometheus server: the
+# .deb is only downloaded (apt-get download, no root needed) and promtool
+# alone taken out of it, into $(BUILD)/promtool.
+PROMTOOL_DIR := $(BUILD)/promtool
+PROMTOOL := $(PROMTOOL_DIR)/usr/bin/promtool
+$(PROMTOOL):
+	rm -rf $(PROMTOOL_DIR) && mkdir -p $(PROMTOOL_DIR)
+	cd $(PROMTOOL_DIR) && apt-get download -q prometheus
+	dpkg-deb --fsys-tarfile $(PROMTOOL_DIR)/prometheus_*.deb | tar -x -C $(PROMTOOL_DIR) ./usr/bin/promtool
+	rm -f $(PROMTOOL_DIR)/prometheus_*.deb
+	touch $@
+
+promtool: $(PROMTOOL)
 
 # ---------------------------------------------------------------- BPF
 $(BUILD)/vmlinux.h: | $(BUILD)
@@ -222,6 +241,8 @@ $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/
 	shared/parse-util.c
 $(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-uevent: tests/unit/test-uevent.c daemon/uevent.c shared/parse-util.c
+$(BUILD)/tests/test-metrics: tests/unit/test-metrics.c daemon/metrics.c daemon/metrics-totals.c daemon/interval.c \
+	shared/hist.c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)

@@ -226,6 +226,23 @@ int conf_parse_record_size(const char *s, uint64_t *ret)
 }
 
 /* [Tuner]. An empty value goes back to the default (Record=: off). */
+/* KEY=PATH of a file the daemon writes: absolute, or empty for off. */
+static int set_file_path(struct parse *ps, const char *key, const char *v, char **path, bool *has)
+{
+	char *copy = NULL;
+
+	if (*v && v[0] != '/') {
+		conf_warn(ps, "%s= path is not absolute, ignoring: %s", key, v);
+		return 0;
+	}
+	if (*v && !(copy = strdup(v)))
+		return -ENOMEM;
+	free(*path);
+	*path = copy;
+	*has = true;
+	return 0;
+}
+
 static int tuner_key(struct parse *ps, const char *key, const char *v)
 {
 	struct conf *c = ps->c;
@@ -301,20 +318,10 @@ static int tuner_key(struct parse *ps, const char *key, const char *v)
 		c->has_record_max = *v;
 		return 0;
 	}
-	if (strcmp(key, "Record") == 0) {
-		char *path = NULL;
-
-		if (*v && v[0] != '/') {
-			conf_warn(ps, "Record= path is not absolute, ignoring: %s", v);
-			return 0;
-		}
-		if (*v && !(path = strdup(v)))
-			return -ENOMEM;
-		free(c->record_path);
-		c->record_path = path;
-		c->has_record = true;
-		return 0;
-	}
+	if (strcmp(key, "Record") == 0)
+		return set_file_path(ps, key, v, &c->record_path, &c->has_record);
+	if (strcmp(key, "MetricsFile") == 0)
+		return set_file_path(ps, key, v, &c->metrics_path, &c->has_metrics);
 	conf_warn(ps, "Unknown key name '%s' in section 'Tuner', ignoring.", key);
 	return 0;
 }
@@ -604,5 +611,6 @@ void conf_done(struct conf *c)
 		conf_goal_done(&c->goals[i]);
 	free(c->goals);
 	free(c->record_path);
+	free(c->metrics_path);
 	memset(c, 0, sizeof(*c));
 }

@@ -23,7 +23,7 @@ struct conf_goal {
 struct conf {
 	/* [Tuner]; each has_* says whether the key was given */
 	bool has_interval, has_settle, has_rollback, has_switch_scheduler, has_max_devices,
-	     has_log_level, has_record, has_record_max;
+	     has_log_level, has_record, has_record_max, has_metrics;
 	uint64_t interval_ns;		/* Interval=1s (10ms..1h) */
 	uint64_t settle_ns;		/* Settle=300ms (< Interval, <= 10s) */
 	bool rollback;			/* Rollback=yes */
@@ -32,6 +32,7 @@ struct conf {
 	int log_level;			/* LogLevel=info (log.h levels) */
 	char *record_path;		/* Record=PATH; empty: off */
 	uint64_t record_max_bytes;	/* RecordMaxSize=64M (RECORD_SIZE_MIN..RECORD_SIZE_MAX) */
+	char *metrics_path;		/* MetricsFile=PATH; empty: off */
 	/* [Goals]: DEVICE=GOAL */
 	struct conf_goal *goals;
 	size_t n_goals;

@@ -50,6 +50,7 @@ struct manager_options {
 	const char *runtime_dir;	/* originals for crash recovery; NULL: none kept */
 	const char *record_path;	/* flight recorder; NULL: off */
 	uint64_t record_max_bytes;	/* its size before it rotates (64 MiB) */
+	const char *metrics_path;	/* Prometheus textfile, every interval; NULL: off */
 };
 
 /* Called from the event loop. Any may be NULL. */

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "device-internal.h"
+#include "metrics.h"
 #include "record.h"
 #include "report.h"
 #include "time-util.h"
@@ -60,6 +61,25 @@ void device_get_status(const struct device *d, struct device_status *out)
 	op_status(d, KT_OP_WRITE, &out->write);
 	out->changes = d->changes;
 	out->source = d->source;
+}
+
+void device_get_metrics(const struct device *d, struct metrics_device *out)
+{
+	*out = (struct metrics_device) {
+		.name = d->dev.name,
+		.totals = d->ms.totals,
+		.has_targets = d->sched.run == SCHED_RUN_KYBER,
+		.target_ns = { [KT_OP_READ] = d->written.read_ns, [KT_OP_WRITE] = d->written.write_ns },
+		.state = d->state,
+		.has_goal = d->goal.has_read,
+		.goal_pct = d->goal.read_pct,
+		.goal_ns = d->goal.read_ns,
+		.goal_met = d->last.goal_known ? d->last.goal_met : -1,
+		.target_changes = d->changes,
+		.scheduler_switches = d->sched.switches,
+	};
+	if (d->have_interval)
+		memcpy(out->depth, d->ms.iv->kyber_depth, sizeof(out->depth));
 }
 
 void device_report_json(const struct device *d, bool changed)

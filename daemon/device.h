@@ -19,6 +19,7 @@
 #include "goal.h"
 #include "kyber-sysfs.h"
 
+struct metrics_device;
 struct observer;
 struct originals;
 struct recorder;
@@ -99,6 +100,8 @@ struct device_status {
 };
 
 void device_get_status(const struct device *d, struct device_status *out);
+/* What the metrics file shows of it (metrics.h); out->totals points into d. */
+void device_get_metrics(const struct device *d, struct metrics_device *out);
 const char *device_name(const struct device *d);
 /* Last interval's total-latency histogram of an op (KT_OP_READ,
  * KT_OP_WRITE), KT_HIST_BUCKETS buckets; NULL before the first interval. */

@@ -48,7 +48,7 @@ int read_full_file(const char *path, int open_flags, size_t max, char **ret, siz
 	return 0;
 }
 
-int write_file_atomic(const char *path, const uint8_t *data, size_t len)
+int write_file_atomic_full(const char *path, const uint8_t *data, size_t len, mode_t mode, unsigned flags)
 {
 	char tmp[PATH_MAX], dir[PATH_MAX];
 	_cleanup_close_ int fd = -1, dfd = -1;
@@ -57,9 +57,14 @@ int write_file_atomic(const char *path, const uint8_t *data, size_t len)
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
 		return negative_errno();
+	/* open() applied the umask: readers named by mode must be able to read. */
+	if (fchmod(fd, mode) < 0) {
+		r = negative_errno();
+		goto fail;
+	}
 	while (off < len) {
 		ssize_t l = write(fd, data + off, len - off);
 
@@ -69,10 +74,12 @@ int write_file_atomic(const char *path, const uint8_t *data, size_t len)
 		}
 		off += (size_t)l;
 	}
-	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
+	if (((flags & WRITE_FILE_SYNC) && fsync(fd) < 0) || rename(tmp, path) < 0) {
 		r = negative_errno();
 		goto fail;
 	}
+	if (!(flags & WRITE_FILE_SYNC))
+		return 0;
 	/* The rename itself must be on disk too. */
 	snprintf(dir, sizeof(dir), "%s", path);
 	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -84,3 +91,7 @@ fail:
 	return r;
 }
 
+int write_file_atomic(const char *path, const uint8_t *data, size_t len)
+{
+	return write_file_atomic_full(path, data, len, 0600, WRITE_FILE_SYNC);
+}

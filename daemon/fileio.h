@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * The whole file at path, NUL-terminated (*ret_len excludes the NUL).
@@ -17,3 +18,13 @@ int read_full_file(const char *path, int open_flags, size_t max, char **ret, siz
 /* Atomic replace of path with data: temp file in the same directory,
  * fsync, rename, fsync of the directory. Mode 0600. */
 int write_file_atomic(const char *path, const uint8_t *data, size_t len);
+
+/* write_file_atomic()'s flags. */
+enum {
+	WRITE_FILE_SYNC = 1 << 0,	/* fsync the file and the directory: it must survive a crash */
+};
+/* The same with the file's mode (set as given, whatever the umask) and
+ * WRITE_FILE_* flags: without WRITE_FILE_SYNC, readers still never see a
+ * partial file, but a crash may leave the old one or none. The temp file
+ * is path.tmp.PID. */
+int write_file_atomic_full(const char *path, const uint8_t *data, size_t len, mode_t mode, unsigned flags);

@@ -56,6 +56,8 @@ static void help(void)
 	       "                           $RUNTIME_DIRECTORY or /run/kyber-tuned)\n"
 	       "      --record FILE        Flight recorder: one record per device and interval\n"
 	       "      --record-max-size SIZE  FILE's size before it becomes FILE.1 (64M)\n"
+	       "      --metrics-file PATH  Prometheus metrics, replaced every interval, for\n"
+	       "                           node_exporter's textfile collector (absolute path)\n"
 	       "      --device-events SOURCE  Disks plugged and unplugged: auto (default: udev\n"
 	       "                           where it runs, else the kernel's uevents), udev,\n"
 	       "                           kernel, off\n"
@@ -95,6 +97,7 @@ enum {
 	ARG_RECORD,
 	ARG_RECORD_MAX,
 	ARG_DEVICE_EVENTS,
+	ARG_METRICS_FILE,
 };
 
 /* The directory systemd made for us, else the default; created if needed. */
@@ -146,6 +149,7 @@ static const struct option options[] = {
 	{ "record", required_argument, NULL, ARG_RECORD },
 	{ "record-max-size", required_argument, NULL, ARG_RECORD_MAX },
 	{ "device-events", required_argument, NULL, ARG_DEVICE_EVENTS },
+	{ "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
 	{}
 };
 
@@ -263,6 +267,14 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			a->svc.manager.record_path = *optarg ? optarg : NULL;
 			a->svc.cli_set |= SERVICE_CLI_RECORD;
 			break;
+		case ARG_METRICS_FILE:
+			if (*optarg && optarg[0] != '/') {
+				log_error("Invalid --metrics-file '%s': the path must be absolute", optarg);
+				return -EINVAL;
+			}
+			a->svc.manager.metrics_path = *optarg ? optarg : NULL;
+			a->svc.cli_set |= SERVICE_CLI_METRICS;
+			break;
 		case ARG_RECORD_MAX:
 			if (conf_parse_record_size(optarg, &a->svc.manager.record_max_bytes) < 0) {
 				log_error("Invalid --record-max-size '%s': a size in bytes between %llu and %llu "
@@ -326,6 +338,10 @@ static int finish_args(struct args *a)
 {
 	if (a->obs.n_devices && (a->svc.n_goals || !a->svc.bus)) {
 		log_error("--observe excludes --goal and --foreground");
+		return -EINVAL;
+	}
+	if (a->obs.n_devices && a->svc.manager.metrics_path) {
+		log_error("--metrics-file needs the tuner: --observe writes none");
 		return -EINVAL;
 	}
 	if (a->obs.track_requests && !a->obs.n_devices) {

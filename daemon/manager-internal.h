@@ -8,7 +8,7 @@
 
 struct manager {
 	struct manager_options o;
-	char *sysroot, *debugfs, *state_dir, *runtime_dir, *record_path;	/* owned copies */
+	char *sysroot, *debugfs, *state_dir, *runtime_dir, *record_path, *metrics_path;	/* owned copies */
 	sd_event *event;
 	sd_event_source *tick;		/* off while no device is tuned */
 	struct observer *observer;
@@ -16,6 +16,7 @@ struct manager {
 	size_t n_devs;
 	struct manager_callbacks cb;
 	struct recorder *recorder;
+	struct metrics_writer *metrics;	/* NULL: no metrics file */
 	struct state state;		/* goals set at run time, learned state */
 	struct originals originals;	/* what to restore, also after a crash */
 	char *state_path, *originals_path;	/* NULL: not kept */

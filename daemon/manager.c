@@ -9,6 +9,7 @@
 #include "error.h"
 #include "log.h"
 #include "manager-internal.h"
+#include "metrics-writer.h"
 #include "state.h"
 #include "parse-util.h"
 #include "record.h"
@@ -55,6 +56,8 @@ void manager_remove_device(struct manager *m, size_t i)
 	m->n_devs--;
 	device_free(d);
 	update_tick(m);
+	/* Its series leave the file now, not at the next tick (there may be none). */
+	metrics_writer_update(m->metrics, m->devs, m->n_devs);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
@@ -74,6 +77,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 		device_step(d);
 		i++;
 	}
+	metrics_writer_update(m->metrics, m->devs, m->n_devs);
 	if (!m->n_devs)
 		return 0;
 	/* Scheduled from the previous deadline, not from now: no drift. */
@@ -187,6 +191,7 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	m->state_dir = dup_or_null(o->state_dir, &oom);
 	m->runtime_dir = dup_or_null(o->runtime_dir, &oom);
 	m->record_path = dup_or_null(o->record_path, &oom);
+	m->metrics_path = dup_or_null(o->metrics_path, &oom);
 	if (oom) {
 		r = log_oom();
 		goto fail;
@@ -196,6 +201,7 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	m->o.state_dir = m->state_dir;
 	m->o.runtime_dir = m->runtime_dir;
 	m->o.record_path = m->record_path;
+	m->o.metrics_path = m->metrics_path;
 
 	load_persistent(m);
 	if (m->o.record_path) {
@@ -204,6 +210,15 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 			log_error_errno(r, "Failed to open the flight recorder %s: %m", m->o.record_path);
 			goto fail;
 		}
+	}
+	if (m->o.metrics_path) {
+		r = metrics_writer_new(&m->metrics, m->o.metrics_path);
+		if (r < 0) {
+			log_oom();
+			goto fail;
+		}
+		/* At once: a path that cannot be written is said at start. */
+		metrics_writer_update(m->metrics, NULL, 0);
 	}
 	r = observer_new(&m->observer, o->attach, o->max_devices);
 	if (r < 0)
@@ -238,6 +253,8 @@ struct manager *manager_free(struct manager *m)
 	free(m->state_dir);
 	free(m->runtime_dir);
 	free(m->record_path);
+	free(m->metrics_path);
+	metrics_writer_free(m->metrics);
 	recorder_close(m->recorder);
 	state_done(&m->state);
 	originals_done(&m->originals);

@@ -41,7 +41,8 @@ int measure_start(struct measure *ms, struct observer *o, uint32_t kdev, const s
 	ms->base = calloc(1, sizeof(*ms->base));
 	ms->cur = calloc(1, sizeof(*ms->cur));
 	ms->iv = calloc(1, sizeof(*ms->iv));
-	if (!ms->base || !ms->cur || !ms->iv)
+	ms->totals = calloc(1, sizeof(*ms->totals));
+	if (!ms->base || !ms->cur || !ms->iv || !ms->totals)
 		return -ENOMEM;
 	r = observer_watch(o, kdev, &ms->slot);
 	if (r < 0)
@@ -60,12 +61,29 @@ void measure_stop(struct measure *ms, struct observer *o)
 	free(ms->base);
 	free(ms->cur);
 	free(ms->iv);
+	free(ms->totals);
 	*ms = (struct measure){};
+}
+
+/* The snapshot in cur becomes the base of the next interval. */
+static void advance(struct measure *ms)
+{
+	struct kt_snapshot *t = ms->base;
+
+	ms->base = ms->cur;
+	ms->cur = t;
 }
 
 int measure_restart(struct measure *ms, struct observer *o)
 {
-	return observer_snapshot(o, ms->slot, ms->base);
+	int r = observer_snapshot(o, ms->slot, ms->cur);
+
+	if (r < 0)
+		return r;
+	/* -ERANGE: the counters were reset; nothing to count. */
+	(void)metrics_totals_add(ms->totals, ms->base, ms->cur);
+	advance(ms);
+	return 0;
 }
 
 /* Kyber's depths (interval_kyber_depth(): debugfs is the truth, the rest checks). */
@@ -103,7 +121,6 @@ static void sweep_lost(struct measure *ms, struct observer *o, const struct meas
 
 int measure_step(struct measure *ms, struct observer *o, const struct measure_where *w)
 {
-	struct kt_snapshot *t;
 	int r;
 
 	r = observer_set_tracked(o, ms->slot, needs_tracking(w));
@@ -116,9 +133,9 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 	r = interval_compute(ms->base, ms->cur, ms->iv);
 	if (r < 0)
 		return r;
-	t = ms->base;
-	ms->base = ms->cur;
-	ms->cur = t;
+	if (!ms->iv->reset)
+		(void)metrics_totals_add(ms->totals, ms->base, ms->cur);
+	advance(ms);
 	sweep_lost(ms, o, w);
 	if (on_kyber(w) && !ms->iv->reset)
 		resolve_depths(ms, w);

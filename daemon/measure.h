@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "interval.h"
+#include "metrics.h"
 #include "observer.h"
 
 struct measure {
@@ -20,6 +21,9 @@ struct measure {
 	bool watching;
 	struct kt_snapshot *base, *cur;
 	struct kt_interval *iv;		/* the last interval */
+	/* Every completion since the watch started, settle times included
+	 * (the metrics' counters). */
+	struct metrics_totals *totals;
 	bool stale_depth[KT_OP_MAX];	/* Kyber's report disagreed with the live depth */
 };
 
@@ -32,7 +36,8 @@ int measure_start(struct measure *ms, struct observer *o, uint32_t kdev, const s
 /* Unwatch and free; safe on a measure never started. */
 void measure_stop(struct measure *ms, struct observer *o);
 /* The next interval starts now (the first Kyber window after a change
- * mixes old and new buckets). */
+ * mixes old and new buckets); what completed since the last one still
+ * goes into the totals. */
 int measure_restart(struct measure *ms, struct observer *o);
 
 struct measure_where {

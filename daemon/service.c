@@ -82,6 +82,8 @@ static void apply_conf_options(const struct service_options *o, const struct con
 		mo->record_max_bytes = c->record_max_bytes;
 	if (c->has_record && !(o->cli_set & SERVICE_CLI_RECORD))
 		mo->record_path = c->record_path && *c->record_path ? c->record_path : NULL;
+	if (c->has_metrics && !(o->cli_set & SERVICE_CLI_METRICS))
+		mo->metrics_path = c->metrics_path;
 	if (mo->settle_ns >= mo->interval_ns) {
 		log_warning("Settle= must be shorter than Interval=: using %llu ms",
 			    (unsigned long long)(mo->interval_ns / 2000000));

@@ -23,6 +23,7 @@ enum {
 	SERVICE_CLI_LOG_LEVEL = 1 << 4,
 	SERVICE_CLI_RECORD = 1 << 5,
 	SERVICE_CLI_RECORD_MAX = 1 << 6,
+	SERVICE_CLI_METRICS = 1 << 7,
 };
 
 struct service_options {

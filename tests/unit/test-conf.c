@@ -111,6 +111,7 @@ static void test_every_key(void **state)
 		  "MaxDevices=64\n"
 		  "LogLevel=debug\n"
 		  "Record=/var/lib/kyber-tuned/record.pb\n"
+		  "MetricsFile=/var/lib/prometheus/node-exporter/kyber-tuned.prom\n"
 		  "\n"
 		  "[Goals]\n"
 		  "nvme0n1=read-p99=100us\n"
@@ -129,13 +130,15 @@ static void test_every_key(void **state)
 	assert_int_equal(c.n_goals, 3);
 	assert_string_equal(c.goals[0].device, "nvme0n1");
 	assert_string_equal(c.goals[0].goal, "read-p99=100us");
-	assert_string_equal(c.goals[0].where, "t.conf:13");
+	assert_true(c.has_metrics);
+	assert_string_equal(c.metrics_path, "/var/lib/prometheus/node-exporter/kyber-tuned.prom");
+	assert_string_equal(c.goals[0].where, "t.conf:14");
 	assert_string_equal(c.goals[1].device, "/dev/disk/by-id/nvme-Foo");
 	assert_string_equal(c.goals[1].goal, "read-p99=200us write-iops-min=20k mode=latency");
 	/* by-path names hold colons: split at '=' only. */
 	assert_string_equal(c.goals[2].device, "/dev/disk/by-path/pci-0000:00:1f.2-ata-1");
 	assert_string_equal(c.goals[2].goal, "read-p50=1ms");
-	assert_string_equal(c.goals[2].where, "t.conf:15");
+	assert_string_equal(c.goals[2].where, "t.conf:16");
 	conf_done(&c);
 
 	/* Every boolean spelling, case-insensitive. */
@@ -202,10 +205,11 @@ static void test_defaults_and_empty(void **state)
 	/* An empty value goes back to the default; Record= empty is "off". */
 	assert_string_equal(parse(&c, "[Tuner]\nInterval=5s\nInterval=\nMaxDevices=3\nMaxDevices=\n"
 				  "Rollback=no\nRollback=\nLogLevel=err\nLogLevel=\n"
-				  "Record=/x\nRecord=\n"), "");
+				  "Record=/x\nRecord=\nMetricsFile=/m.prom\nMetricsFile=\n"), "");
 	assert_false(c.has_interval || c.has_max_devices || c.has_rollback || c.has_log_level);
-	assert_true(c.has_record);
+	assert_true(c.has_record && c.has_metrics);
 	assert_null(c.record_path);
+	assert_null(c.metrics_path);
 	conf_done(&c);
 
 	/* An empty goal drops an earlier goal for the device. */
@@ -253,6 +257,8 @@ static void test_bad_values(void **state)
 		  "t.conf:2: Failed to parse LogLevel= value, ignoring: loud (use err, warning, notice, "
 		  "info or debug)\n" },
 		{ "[Tuner]\nRecord=record.pb\n", "t.conf:2: Record= path is not absolute, ignoring: record.pb\n" },
+		{ "[Tuner]\nMetricsFile=kt.prom\n",
+		  "t.conf:2: MetricsFile= path is not absolute, ignoring: kt.prom\n" },
 		{ "[Tuner]\nSpeed=11\n", "t.conf:2: Unknown key name 'Speed' in section 'Tuner', ignoring.\n" },
 		{ "[Tuner]\ninterval=1s\n",
 		  "t.conf:2: Unknown key name 'interval' in section 'Tuner', ignoring.\n" },
@@ -545,6 +551,7 @@ static void test_example(void **state)
 	assert_true(c.has_max_devices && c.max_devices == 16);
 	assert_true(c.has_log_level && c.log_level == LOG_LEVEL_INFO);
 	assert_true(c.has_record && !c.record_path);
+	assert_true(c.has_metrics && !c.metrics_path);
 	assert_int_equal(c.n_goals, 2);
 	conf_done(&c);
 }
