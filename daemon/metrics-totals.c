@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "hist.h"
 #include "macro.h"
 #include "metrics.h"
 
@@ -24,7 +25,7 @@ const uint64_t metrics_le_ns[METRICS_LE_COUNT] = {
  * bucket is open-ended, reported as [2^34, 2^35) ns: above 10 s. */
 static unsigned le_of(uint32_t idx)
 {
-	uint64_t mid = kt_hist_lower(idx) + kt_hist_width(idx) / 2;
+	uint64_t mid = hist_bucket_mid(idx);
 	unsigned k = 0;
 
 	while (k < METRICS_LE_COUNT && metrics_le_ns[k] < mid)

@@ -94,10 +94,31 @@ static void histogram(FILE *f, const char *dev, int op, int span, const struct m
 	fprintf(f, ",op=\"%s\",span=\"%s\"} %" PRIu64 "\n", kt_op_name[op], kt_lat_name[span], cum);
 }
 
-static void io_families(FILE *f, const struct metrics_input *in)
+/* A device's counts; all zero before the first interval. */
+static const struct metrics_totals *totals_of(const struct metrics_device *d)
 {
 	static const struct metrics_totals none;
 
+	return d->totals ?: &none;
+}
+
+/* A counter per device and op: completions, or bytes. */
+static void op_counter_family(FILE *f, const struct metrics_input *in, const char *name, const char *help,
+			      bool bytes)
+{
+	family(f, name, "counter", help);
+	for (size_t i = 0; i < in->n_devs; i++)
+		for (int op = 0; op < KT_OP_MAX; op++) {
+			const struct metrics_op_totals *t = &totals_of(&in->devs[i])->op[op];
+
+			fputs(name, f);
+			device_label(f, in->devs[i].name);
+			fprintf(f, ",op=\"%s\"} %" PRIu64 "\n", kt_op_name[op], bytes ? t->bytes : t->completed);
+		}
+}
+
+static void io_families(FILE *f, const struct metrics_input *in)
+{
 	family(f, "kyber_tuned_latency_seconds", "histogram",
 	       "Latency of completed requests since the device was first watched, by op and span "
 	       "(queue: in the scheduler; device: issue to completion; total: both).");
@@ -106,27 +127,12 @@ static void io_families(FILE *f, const struct metrics_input *in)
 			for (int span = 0; span < KT_LAT_MAX; span++)
 				if (span_kept(op, span))
 					histogram(f, in->devs[i].name, op, span,
-						  &(in->devs[i].totals ?: &none)->op[op].hist[span]);
+						  &totals_of(&in->devs[i])->op[op].hist[span]);
 
-	family(f, "kyber_tuned_io_completed_total", "counter",
-	       "Requests completed since the device was first watched.");
-	for (size_t i = 0; i < in->n_devs; i++)
-		for (int op = 0; op < KT_OP_MAX; op++) {
-			fputs("kyber_tuned_io_completed_total", f);
-			device_label(f, in->devs[i].name);
-			fprintf(f, ",op=\"%s\"} %" PRIu64 "\n", kt_op_name[op],
-				(in->devs[i].totals ?: &none)->op[op].completed);
-		}
-
-	family(f, "kyber_tuned_io_bytes_total", "counter",
-	       "Bytes completed since the device was first watched.");
-	for (size_t i = 0; i < in->n_devs; i++)
-		for (int op = 0; op < KT_OP_MAX; op++) {
-			fputs("kyber_tuned_io_bytes_total", f);
-			device_label(f, in->devs[i].name);
-			fprintf(f, ",op=\"%s\"} %" PRIu64 "\n", kt_op_name[op],
-				(in->devs[i].totals ?: &none)->op[op].bytes);
-		}
+	op_counter_family(f, in, "kyber_tuned_io_completed_total",
+			  "Requests completed since the device was first watched.", false);
+	op_counter_family(f, in, "kyber_tuned_io_bytes_total",
+			  "Bytes completed since the device was first watched.", true);
 }
 
 static void kyber_families(FILE *f, const struct metrics_input *in)
