@@ -68,8 +68,8 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemo
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
-	daemon/metrics.c
-SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/kyber-sysfs.c \
+	daemon/metrics.c daemon/ksym-ranges.c
+SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/cost-probe.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
@@ -78,7 +78,7 @@ DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_S
 TUNECTL_SRCS := tunectl/tunectl.c tunectl/tunectl-bus.c tunectl/tunectl-monitor.c \
 	tunectl/tunectl-replay.c tunectl/tunectl-format.c $(SHARED_SRCS)
 
-BPF_SRCS := bpf/kyber_observer.bpf.c
+BPF_SRCS := bpf/kyber_observer.bpf.c bpf/sched_cost.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
@@ -88,7 +88,7 @@ PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
 	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller test-ctl-sched \
-	test-conf test-state test-tunectl-format test-uevent test-metrics
+	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
@@ -241,6 +241,7 @@ $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/
 	shared/parse-util.c
 $(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-uevent: tests/unit/test-uevent.c daemon/uevent.c shared/parse-util.c
+$(BUILD)/tests/test-ksym-ranges: tests/unit/test-ksym-ranges.c daemon/ksym-ranges.c
 $(BUILD)/tests/test-metrics: tests/unit/test-metrics.c daemon/metrics.c daemon/metrics-totals.c daemon/interval.c \
 	shared/hist.c
 

@@ -97,6 +97,12 @@ def measure(dev, cfg, js, ramp, runtime):
         out["state"] = lines[-1].get("tuner", {}).get("state", "?")
         # Every scheduler the device ran while measured (scheduler=auto may switch).
         out["schedulers"] = sorted({l.get("scheduler") or "?" for l in lines})
+        # The block layer's CPU per I/O the daemon sampled, last known of each.
+        for key in ("original_cpu_per_io_ns", "kyber_cpu_per_io_ns"):
+            seen = [l.get("tuner", {}).get(key) for l in lines]
+            seen = [v for v in seen if v]
+            if seen:
+                out[key] = seen[-1]
     return out
 
 

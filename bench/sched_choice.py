@@ -13,6 +13,9 @@ writer on CPU 1.
    scheduler=kyber` (Kyber always), kyber-tuned `mode=throughput
    scheduler=auto` (the default policy, said explicitly) and kyber-tuned
    with the easy read goal and `scheduler=auto`.
+   The daemon's sampled block-layer CPU per I/O (docs/tuner.md, "What
+   each scheduler costs") is read from its JSON lines: Kyber's in the
+   Kyber-always runs, none's in the mode=throughput scheduler=auto runs.
 2. R1+W256 with its own easy goal (EASY_GOAL_FACTOR x none's read P99):
    ROUNDS interleaved rounds of none and kyber-tuned `scheduler=auto`.
 
@@ -84,6 +87,10 @@ def run(args, dev):
     return out
 
 
+def fmt_ns(values):
+    return f"{statistics.median(values) / 1e3:.2f} µs" if values else "not measured"
+
+
 def judge(res):
     heavy, mixed = res["heavy"], res["mixed"]
     n_iops, n_p99 = med(heavy, "none", "read_iops"), med(heavy, "none", "read_p99")
@@ -96,6 +103,12 @@ def judge(res):
         out.append((p99 <= READ_P99_FACTOR * n_p99,
                     f"R256+W1, {name}: read P99 ≤ {READ_P99_FACTOR:g}× none's, median: "
                     f"{fmt_us(p99)} vs {fmt_us(n_p99)} ({p99 / n_p99:.2f}×)"))
+    cost_none = [r["original_cpu_per_io_ns"] for r in heavy[AUTO_THROUGHPUT] if r.get("original_cpu_per_io_ns")]
+    cost_kyber = [r["kyber_cpu_per_io_ns"] for r in heavy[ALWAYS] if r.get("kyber_cpu_per_io_ns")]
+    ok = bool(cost_none and cost_kyber) and statistics.median(cost_kyber) > statistics.median(cost_none)
+    out.append((ok, "R256+W1: the daemon's sampled block-layer CPU per I/O is higher under Kyber than "
+                f"under none, median: {fmt_ns(cost_kyber)} vs {fmt_ns(cost_none)} "
+                f"(measured in {len(cost_kyber)} and {len(cost_none)} of {len(heavy[ALWAYS])} rounds)"))
     scheds = [r.get("schedulers", ["?"]) for r in mixed[AUTO_GOAL]]
     out.append((all(s == ["none"] for s in scheds),
                 f"R1+W256, goal none meets ({res['mixed_goal']}): on none in every round "

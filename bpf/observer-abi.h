@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The ABI between bpf/kyber_observer.bpf.c and the daemon: map layouts,
+ * The ABI between the BPF programs (bpf/kyber_observer.bpf.c,
+ * bpf/sched_cost.bpf.c) and the daemon: map layouts,
  * histogram bucketing, op classes. Both sides include this one header; the
  * size asserts at the bottom catch a layout change made on one side only.
  *
@@ -174,6 +175,21 @@ struct kt_req {
 	__u8 pad;
 };
 
+/*
+ * bpf/sched_cost.bpf.c's samples of one CPU: the value of its per-CPU
+ * array cost. Cumulative; userspace sums the CPUs and diffs a window.
+ */
+struct kt_cost {
+	__u64 samples;		/* cpu-clock samples taken, idle ones included */
+	__u64 block;		/* of which in the block layer's entry points */
+};
+
+/* Entry points the sampler knows, and its period: about 1 kHz per CPU, a
+ * prime number of microseconds off the timer tick so that the samples do
+ * not beat with work the tick starts. */
+#define KT_COST_RANGES		8
+#define KT_COST_PERIOD_NS	997000ull
+
 /* Kernel dev_t encoding (MKDEV), not glibc's. */
 #define KT_MINORBITS	20
 #define KT_MKDEV(ma, mi)	(((__u32)(ma) << KT_MINORBITS) | (__u32)(mi))
@@ -246,6 +262,7 @@ _Static_assert(sizeof(struct kt_kyber_state) == 16 + 32 + 32 + 4 * 2 * 24,
 	       "kt_kyber_state layout changed");
 _Static_assert(sizeof(struct kt_req) == 24, "kt_req layout changed");
 _Static_assert(sizeof(struct kt_watch) == 8, "kt_watch layout changed");
+_Static_assert(sizeof(struct kt_cost) == 16, "kt_cost layout changed");
 #endif
 
 #endif

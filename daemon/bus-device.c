@@ -47,6 +47,8 @@ static void prop_value(const struct device_status *s, int p, struct prop_value *
 	case BUS_DEVICE_SCHEDULER: v->s = s->scheduler; break;
 	case BUS_DEVICE_SCHEDULER_REASON: v->s = s->scheduler_reason; break;
 	case BUS_DEVICE_SCHEDULER_SWITCHES: v->t = s->scheduler_switches; break;
+	case BUS_DEVICE_ORIGINAL_CPU_PER_IO: v->t = s->original_cost_ns; break;
+	case BUS_DEVICE_KYBER_CPU_PER_IO: v->t = s->kyber_cost_ns; break;
 	case BUS_DEVICE_GOAL: v->s = s->goal; break;
 	case BUS_DEVICE_GOAL_SOURCE: v->s = goal_source_to_string(s->source); break;
 	case BUS_DEVICE_STATE: v->s = ctl_state_to_string(s->state); break;

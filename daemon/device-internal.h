@@ -19,6 +19,13 @@ struct device {
 	struct controller *ctl;
 	struct sched_choice sched;	/* which scheduler it runs (scheduler=auto) */
 	uint64_t switch_stall_ns;	/* how long the last scheduler switch took */
+	struct sched_cost_book cost;	/* CPU per I/O under each scheduler, measured */
+	/* An open sampling window: the scheduler and switch count it began
+	 * with, since a window across a switch measures neither. */
+	bool cost_window;
+	char cost_window_scheduler[SCHED_NAME_MAX];
+	unsigned cost_window_switches;
+	uint64_t interval_ios;		/* I/Os of this tick's interval; 0: none measured */
 	struct kyber_saved original;	/* for rollback */
 	bool saved;
 	struct kyber_targets written;	/* what sysfs holds as far as we know */

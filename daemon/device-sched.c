@@ -6,9 +6,12 @@
  * from its default targets, which become what the controller moves from.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <time.h>
 
+#include "cost-probe.h"
+#include "ctl-tunables.h"
 #include "device-internal.h"
 #include "error.h"
 #include "log.h"
@@ -77,8 +80,12 @@ int device_sched_adopt(struct device *d, sd_bus_error *error)
 bool device_sched_step(struct device *d, const struct ctl_sample *s)
 {
 	struct sched_input in = sched_input_from(&d->last, s);
-	enum sched_action a = sched_choice_step(&d->sched, &in);
+	enum sched_action a;
 	char reason[256];
+
+	in.stall_ns = d->switch_stall_ns;
+	in.cost = &d->cost;
+	a = sched_choice_step(&d->sched, &in);
 
 	if (a == SCHED_STAY) {
 		if (d->sched.run == SCHED_RUN_ORIGINAL && d->sched.automatic) {
@@ -92,4 +99,47 @@ bool device_sched_step(struct device *d, const struct ctl_sample *s)
 		return false;
 	device_set_state(d, a == SCHED_TO_KYBER ? CTL_LEARNING : CTL_HOLDING, d->sched.reason);
 	return true;
+}
+
+uint64_t device_interval_ios(const struct device *d)
+{
+	return d->interval_ios;
+}
+
+bool device_cost_wanted(const struct device *d)
+{
+	uint64_t ns;
+
+	/* Until the windows kept are full: a device too slow to gather
+	 * enough samples in them is then sampled only now and then. */
+	return d->interval_ios >= SCHED_COST_MIN_WINDOW_IOS && d->cost.n[d->sched.run] < SCHED_COST_KEEP &&
+	       !sched_cost_get(&d->cost, d->sched.run, &ns);
+}
+
+void device_cost_window_begin(struct device *d)
+{
+	/* Someone else's scheduler, or a pause: what runs is not ours to price. */
+	d->cost_window = !d->overridden && !d->paused && strcmp(d->scheduler, device_sched_expected(d)) == 0;
+	memcpy(d->cost_window_scheduler, d->scheduler, sizeof(d->cost_window_scheduler));
+	d->cost_window_switches = d->sched.switches;
+}
+
+void device_cost_window_end(struct device *d, const struct cost_window *w, uint64_t all_ios)
+{
+	uint64_t ns;
+
+	if (!d->cost_window)
+		return;
+	d->cost_window = false;
+	/* The samples are the whole machine's: only a device that did
+	 * nearly all the tuned I/O can be charged with them. */
+	if (!d->interval_ios || d->sched.switches != d->cost_window_switches ||
+	    strcmp(d->scheduler, d->cost_window_scheduler) != 0 ||
+	    (double)d->interval_ios < SCHED_COST_DOMINANT * (double)all_ios)
+		return;
+	sched_cost_add(&d->cost, d->sched.run, w->block, w->period_ns, all_ios);
+	if (sched_cost_get(&d->cost, d->sched.run, &ns))
+		log_dev_debug(d->dev.name, "block layer on %s: %.2f us of CPU per I/O (this window: %" PRIu64
+			      " of %" PRIu64 " samples, %" PRIu64 " I/Os)", d->scheduler, ns / 1e3, w->block,
+			      w->samples, all_ios);
 }

@@ -49,6 +49,8 @@ void device_get_status(const struct device *d, struct device_status *out)
 	memcpy(out->scheduler, d->scheduler, sizeof(out->scheduler));
 	out->scheduler_reason = d->sched.reason;
 	out->scheduler_switches = d->sched.switches;
+	(void)sched_cost_get(&d->cost, SCHED_RUN_ORIGINAL, &out->original_cost_ns);
+	(void)sched_cost_get(&d->cost, SCHED_RUN_KYBER, &out->kyber_cost_ns);
 	goal_format(&d->goal, out->goal, sizeof(out->goal));
 	out->state = d->state;
 	out->reason = d->reason;
@@ -103,6 +105,8 @@ void device_report_json(const struct device *d, bool changed)
 		.tuner = &rt,
 	};
 
+	(void)sched_cost_get(&d->cost, SCHED_RUN_ORIGINAL, &rt.original_cpu_per_io_ns);
+	(void)sched_cost_get(&d->cost, SCHED_RUN_KYBER, &rt.kyber_cpu_per_io_ns);
 	rd.realtime_ns = now_ns(CLOCK_REALTIME);
 	report_json(stdout, &rd);
 	fflush(stdout);

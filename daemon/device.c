@@ -193,6 +193,7 @@ void device_step(struct device *d)
 	bool changed = false;
 
 	device_refresh_scheduler(d);
+	d->interval_ios = 0;
 	if (d->settle)
 		return;	/* a change is settling: this interval is not clean */
 	w = where_of(d);
@@ -203,6 +204,8 @@ void device_step(struct device *d)
 	if (d->ms.iv->reset)
 		return;
 	d->have_interval = true;
+	for (unsigned op = 0; op < KT_OP_MAX; op++)
+		d->interval_ios += d->ms.iv->op[op].completed;
 	memset(&d->last, 0, sizeof(d->last));
 	if (!d->paused && !check_override(d)) {
 		ctl_sample_from_interval(d->ms.iv, &s);

@@ -86,6 +86,9 @@ struct device_status {
 	char scheduler[SCHED_NAME_MAX];
 	const char *scheduler_reason;	/* why it runs that one (scheduler=auto) */
 	uint64_t scheduler_switches;
+	/* The block layer's CPU time per I/O measured under the original
+	 * scheduler and under Kyber; 0: not measured. */
+	uint64_t original_cost_ns, kyber_cost_ns;
 	char goal[GOAL_TEXT_MAX];
 	enum ctl_state state;
 	const char *reason;
@@ -106,6 +109,19 @@ const char *device_name(const struct device *d);
 /* Last interval's total-latency histogram of an op (KT_OP_READ,
  * KT_OP_WRITE), KT_HIST_BUCKETS buckets; NULL before the first interval. */
 const __u64 *device_last_hist(const struct device *d, int op);
+
+/* The scheduler-cost sampler's windows (cost-probe.h), as the owner runs
+ * them over whole intervals: one begins after a tick, ends before the
+ * next; after that tick's step the device takes what the window measured
+ * if it did nearly all the I/O of the tuned devices (all_ios) and ran one
+ * scheduler throughout. */
+struct cost_window;
+void device_cost_window_begin(struct device *d);
+void device_cost_window_end(struct device *d, const struct cost_window *w, uint64_t all_ios);
+/* I/Os of the interval measured at this tick; 0: none. */
+uint64_t device_interval_ios(const struct device *d);
+/* Busy, and its scheduler's cost not measured yet: sample soon. */
+bool device_cost_wanted(const struct device *d);
 
 const char *device_id(const struct device *d);
 uint32_t device_kdev(const struct device *d);

@@ -12,6 +12,8 @@ struct manager {
 	sd_event *event;
 	sd_event_source *tick;		/* off while no device is tuned */
 	struct observer *observer;
+	struct cost_probe *cost;	/* NULL: scheduler costs not measured */
+	unsigned ticks_since_cost;	/* ticks since the last sampling window */
 	struct device **devs;
 	size_t n_devs;
 	struct manager_callbacks cb;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost-probe.h"
 #include "device.h"
 #include "error.h"
 #include "log.h"
@@ -41,8 +42,15 @@ static void update_tick(struct manager *m)
 		sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 		(void)sd_event_source_set_time(m->tick, now + m->o.interval_ns / 1000);
 		(void)sd_event_source_set_enabled(m->tick, SD_EVENT_ONESHOT);
-	} else if (!m->n_devs && enabled)
+	} else if (!m->n_devs && enabled) {
 		(void)sd_event_source_set_enabled(m->tick, SD_EVENT_OFF);
+		/* No tick will close the window: close it now. */
+		if (cost_probe_running(m->cost)) {
+			struct cost_window w;
+
+			(void)cost_probe_stop(m->cost, &w);
+		}
+	}
 }
 
 /* Callbacks first (the bus drops its object), then free. */
@@ -60,10 +68,54 @@ void manager_remove_device(struct manager *m, size_t i)
 	metrics_writer_update(m->metrics, m->devs, m->n_devs);
 }
 
+/*
+ * The scheduler-cost sampler runs for one interval in COST_PROBE_EVERY,
+ * and at once for a busy device whose scheduler has no cost yet (a new
+ * device, the first stay on Kyber): at 1 kHz per CPU while it runs, that
+ * is a few hundredths of a percent of the CPU on average, and idle CPUs
+ * are left alone the rest of the time.
+ */
+#define COST_PROBE_EVERY 10
+
+static void cost_window_end(struct manager *m, const struct cost_window *w)
+{
+	uint64_t all_ios = 0;
+
+	for (size_t i = 0; i < m->n_devs; i++)
+		all_ios += device_interval_ios(m->devs[i]);
+	for (size_t i = 0; i < m->n_devs; i++)
+		device_cost_window_end(m->devs[i], w, all_ios);
+}
+
+static void cost_window_maybe_begin(struct manager *m)
+{
+	bool wanted = ++m->ticks_since_cost >= COST_PROBE_EVERY;
+	int r;
+
+	for (size_t i = 0; i < m->n_devs && !wanted; i++)
+		wanted = device_cost_wanted(m->devs[i]);
+	if (!wanted || !m->n_devs)
+		return;
+	r = cost_probe_start(m->cost);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to start sampling the block layer's CPU time: %m");
+		return;
+	}
+	m->ticks_since_cost = 0;
+	for (size_t i = 0; i < m->n_devs; i++)
+		device_cost_window_begin(m->devs[i]);
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
+	struct cost_window w;
+	bool sampled = false;
 
+	/* The window closes before the devices take their interval, so that
+	 * both cover the same time. */
+	if (cost_probe_running(m->cost))
+		sampled = cost_probe_stop(m->cost, &w) >= 0;
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
 
@@ -77,6 +129,10 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 		device_step(d);
 		i++;
 	}
+	if (sampled)
+		cost_window_end(m, &w);
+	if (m->cost)
+		cost_window_maybe_begin(m);
 	metrics_writer_update(m->metrics, m->devs, m->n_devs);
 	if (!m->n_devs)
 		return 0;
@@ -179,6 +235,7 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 {
 	struct manager *m;
 	bool oom = false;
+	char why[160];
 	int r;
 
 	m = calloc(1, sizeof(*m));
@@ -224,6 +281,11 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	if (r < 0)
 		goto fail;
 	log_debug("BPF observer attached via %s", observer_attach_to_string(observer_attach_mode(m->observer)));
+	r = cost_probe_new(&m->cost, why, sizeof(why));
+	if (r == -ENOMEM)
+		goto fail;
+	if (r < 0)
+		log_info("The block layer's CPU time per I/O is not measured: the sampler %s", why);
 	r = sd_event_add_time(event, &m->tick, CLOCK_MONOTONIC, 0, 1000, on_tick, m);
 	if (r < 0) {
 		log_error_errno(r, "Failed to add the interval timer: %m");
@@ -246,6 +308,7 @@ struct manager *manager_free(struct manager *m)
 	free(m->devs);
 	manager_free_waiting(m);
 	sd_event_source_disable_unref(m->tick);
+	cost_probe_free(m->cost);
 	observer_free(m->observer);
 	sd_event_unref(m->event);
 	free(m->sysroot);

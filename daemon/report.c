@@ -208,7 +208,9 @@ static int add_tuner(json_object *parent, const struct report_tuner *t)
 	    add_str_or_null(o, "reason", t->reason) < 0 ||
 	    add_u64_or_null(o, "metric_ns", t->metric_ns, t->metric_ns) < 0 ||
 	    (t->goal_met < 0 ? add_null(o, "goal_met") : add_bool(o, "goal_met", t->goal_met)) < 0 ||
-	    add_bool(o, "changed", t->changed) < 0)
+	    add_bool(o, "changed", t->changed) < 0 ||
+	    add_u64_or_null(o, "original_cpu_per_io_ns", t->original_cpu_per_io_ns, t->original_cpu_per_io_ns) < 0 ||
+	    add_u64_or_null(o, "kyber_cpu_per_io_ns", t->kyber_cpu_per_io_ns, t->kyber_cpu_per_io_ns) < 0)
 		return -ENOMEM;
 	return add(parent, "tuner", TAKE_PTR(o));
 }

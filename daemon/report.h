@@ -17,6 +17,9 @@ struct report_tuner {
 	uint64_t metric_ns;		/* 0: not estimated this interval */
 	int goal_met;			/* -1: unknown */
 	bool changed;			/* targets written this interval */
+	/* The block layer's CPU time per I/O sampled under the original
+	 * scheduler and under Kyber; 0: not measured. */
+	uint64_t original_cpu_per_io_ns, kyber_cpu_per_io_ns;
 };
 
 struct report_device {

@@ -34,6 +34,8 @@
 	X(SCHEDULER, "Scheduler", "s", CHANGE, scheduler)				\
 	X(SCHEDULER_REASON, "SchedulerReason", "s", CHANGE, scheduler_reason)		\
 	X(SCHEDULER_SWITCHES, "SchedulerSwitches", "t", CHANGE, scheduler_switches)	\
+	X(ORIGINAL_CPU_PER_IO, "OriginalCPUPerIO", "t", CHANGE, original_cpu_per_io_ns)	\
+	X(KYBER_CPU_PER_IO, "KyberCPUPerIO", "t", CHANGE, kyber_cpu_per_io_ns)		\
 	X(GOAL, "Goal", "s", CHANGE, goal)						\
 	X(GOAL_SOURCE, "GoalSource", "s", CHANGE, goal_source)				\
 	X(STATE, "State", "s", CHANGE, state)						\

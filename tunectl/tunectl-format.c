@@ -227,6 +227,24 @@ static void op_line(FILE *f, const char *label, double iops, uint64_t p50, uint6
 	fputc('\n', f);
 }
 
+/* The block layer's CPU time per I/O under each scheduler, where sampled. */
+static void cpu_per_io_line(FILE *f, const struct tf_status *s)
+{
+	char a[DURATION_BUF_MAX], b[DURATION_BUF_MAX];
+
+	if (!s->original_cpu_per_io_ns && !s->kyber_cpu_per_io_ns)
+		return;
+	fprintf(f, "\n%12s: ", "CPU per I/O");
+	if (s->original_cpu_per_io_ns) {
+		fprintf(f, "%s on ", dur(a, sizeof(a), s->original_cpu_per_io_ns));
+		put_text(f, s->original_scheduler && *s->original_scheduler ? s->original_scheduler : "the original");
+	}
+	if (s->kyber_cpu_per_io_ns)
+		fprintf(f, "%s%s on kyber", s->original_cpu_per_io_ns ? ", " : "",
+			dur(b, sizeof(b), s->kyber_cpu_per_io_ns));
+	fputs(" (block layer, sampled)", f);
+}
+
 /* What status says of a goal's source: where to change it. */
 static const char *goal_source_label(const char *source)
 {
@@ -284,6 +302,7 @@ void tf_status_print(FILE *f, const struct tf_status *s, bool utf8)
 			fprintf(f, " (%" PRIu64 " switch%s)", s->scheduler_switches,
 				s->scheduler_switches == 1 ? "" : "es");
 	}
+	cpu_per_io_line(f, s);
 	fprintf(f, "\n%12s: read %s, write %s (%" PRIu64 " change%s)\n", "Targets",
 		dur(a, sizeof(a), s->read_target_ns), dur(b, sizeof(b), s->write_target_ns), s->changes,
 		s->changes == 1 ? "" : "s");
@@ -305,6 +324,14 @@ int tf_status_json(FILE *f, const struct tf_status *s, uint64_t time_ns)
 	tf_json_str(&j, "scheduler", s->scheduler);
 	tf_json_str(&j, "scheduler_reason", s->scheduler_reason);
 	tf_json_u64(&j, "scheduler_switches", s->scheduler_switches);
+	if (s->original_cpu_per_io_ns)
+		tf_json_u64(&j, "original_cpu_per_io_ns", s->original_cpu_per_io_ns);
+	else
+		tf_json_null(&j, "original_cpu_per_io_ns");
+	if (s->kyber_cpu_per_io_ns)
+		tf_json_u64(&j, "kyber_cpu_per_io_ns", s->kyber_cpu_per_io_ns);
+	else
+		tf_json_null(&j, "kyber_cpu_per_io_ns");
 	tf_json_str(&j, "goal", s->goal);
 	tf_json_str(&j, "goal_source", s->goal_source);
 	tf_json_str(&j, "state", s->state);

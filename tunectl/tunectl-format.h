@@ -49,6 +49,9 @@ struct tf_status {
 	const char *goal_source;	/* runtime, config or command-line */
 	const char *scheduler_reason;	/* why the device runs that scheduler */
 	uint64_t scheduler_switches;	/* switches made by scheduler=auto */
+	/* The block layer's CPU time per I/O under the original scheduler and
+	 * under Kyber, sampled; 0: not measured. */
+	uint64_t original_cpu_per_io_ns, kyber_cpu_per_io_ns;
 	uint64_t read_target_ns, write_target_ns;
 	const char *original_scheduler;
 	uint64_t original_read_target_ns, original_write_target_ns;	/* 0: was not Kyber */

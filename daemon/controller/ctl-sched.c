@@ -18,6 +18,7 @@ struct sched_input sched_input_from(const struct ctl_decision *d, const struct c
 		.goal_known = d->goal_known, .goal_met = d->goal_met, .metric_ns = d->metric_ns,
 		.writes = writes_active(s),
 		.writes_free = s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP,
+		.ios = s->read.completed + s->write.completed,
 	};
 }
 
@@ -66,18 +67,50 @@ static enum sched_action step_original(struct sched_choice *c, const struct sche
 	return SCHED_TO_KYBER;
 }
 
-/* On Kyber: has it bought nothing (writes free or none, reads well within the goal) long enough? */
+/*
+ * Kyber has bought nothing; is leaving worth the switches? Where both
+ * costs were measured, the CPU time Kyber costs over the least stay on
+ * the original must exceed SCHED_LEAVE_STALLS switch stalls; else the
+ * device stays (and says why). Unmeasured: leave, Kyber's cost is known
+ * to be above none's in general.
+ */
+static bool worth_leaving(const struct sched_input *in, char *why, size_t n)
+{
+	uint64_t kyber_ns, original_ns;
+	double extra_ns, saved_ns, price_ns;
+
+	*why = 0;
+	if (!in->cost || !sched_cost_get(in->cost, SCHED_RUN_KYBER, &kyber_ns) ||
+	    !sched_cost_get(in->cost, SCHED_RUN_ORIGINAL, &original_ns))
+		return true;
+	extra_ns = (double)kyber_ns - (double)original_ns;
+	saved_ns = extra_ns * (double)in->ios * SCHED_HOLD_MIN;
+	price_ns = SCHED_LEAVE_STALLS * (double)in->stall_ns;
+	snprintf(why, n, "CPU per I/O %.2f us on Kyber, %.2f us on the original", kyber_ns / 1e3,
+		 original_ns / 1e3);
+	return saved_ns > price_ns;
+}
+
+/* On Kyber: has it bought nothing (writes free or none, reads well within
+ * the goal) long enough, and does leaving pay? */
 static enum sched_action step_kyber(struct sched_choice *c, const struct sched_input *in)
 {
 	bool idle = (!in->writes || in->writes_free) &&
 		    (!c->has_read || (in->goal_known && in->goal_met &&
 				      (double)in->metric_ns <= SCHED_LEAVE_RISK * (double)c->goal_ns));
+	char cost[64];
 
 	c->idle = idle ? c->idle + 1 : 0;
 	if (c->idle < SCHED_IDLE_TO_LEAVE || c->since_switch < c->hold)
 		return SCHED_STAY;
-	snprintf(c->reason, sizeof(c->reason), "Kyber bought nothing for %u intervals (%s)", c->idle,
-		 in->writes ? "writes not throttled, reads within the goal" : "no writes");
+	if (!worth_leaving(in, cost, sizeof(cost))) {
+		snprintf(c->reason, sizeof(c->reason), "Kyber bought nothing, but leaving would not "
+			 "repay %d switch stalls (%s)", SCHED_LEAVE_STALLS, cost);
+		return SCHED_STAY;
+	}
+	snprintf(c->reason, sizeof(c->reason), "Kyber bought nothing for %u intervals (%s)%s%s", c->idle,
+		 in->writes ? "writes not throttled, reads within the goal" : "no writes",
+		 *cost ? "; " : "", cost);
 	return SCHED_TO_ORIGINAL;
 }
 
@@ -99,4 +132,33 @@ void sched_choice_switched(struct sched_choice *c, enum sched_run now)
 	c->run = now;
 	c->since_switch = c->misses = c->idle = 0;
 	c->switches++;
+}
+
+void sched_cost_add(struct sched_cost_book *b, enum sched_run r, uint64_t block_samples, uint64_t period_ns,
+		    uint64_t ios)
+{
+	unsigned k = b->next[r];
+
+	if (ios < SCHED_COST_MIN_WINDOW_IOS)
+		return;
+	b->block_ns[r][k] = block_samples * period_ns;
+	b->samples[r][k] = block_samples;
+	b->ios[r][k] = ios;
+	b->next[r] = (k + 1) % SCHED_COST_KEEP;
+	b->n[r] = MIN(b->n[r] + 1, (unsigned)SCHED_COST_KEEP);
+}
+
+bool sched_cost_get(const struct sched_cost_book *b, enum sched_run r, uint64_t *ret_ns)
+{
+	uint64_t ns = 0, samples = 0, ios = 0;
+
+	for (unsigned k = 0; k < b->n[r]; k++) {
+		ns += b->block_ns[r][k];
+		samples += b->samples[r][k];
+		ios += b->ios[r][k];
+	}
+	if (samples < SCHED_COST_MIN_SAMPLES || ios < SCHED_COST_MIN_IOS)
+		return false;
+	*ret_ns = (ns + ios / 2) / ios;
+	return true;
 }

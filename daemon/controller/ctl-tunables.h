@@ -204,3 +204,19 @@
  * the hold doubles, up to SCHED_HOLD_MAX; a stay this long resets it. */
 #define SCHED_FLAP_WINDOW 60
 #define SCHED_HOLD_MAX 600
+/* The sampling windows kept of a scheduler say what the block layer costs
+ * per I/O once they hold this many block-layer samples (+-10% at one
+ * sigma: a Poisson count) and this many I/Os; a window of a device barely
+ * in use (fewer I/Os than the window minimum) says nothing of its
+ * scheduler and is not kept. */
+#define SCHED_COST_MIN_SAMPLES 100
+#define SCHED_COST_MIN_IOS 1000
+#define SCHED_COST_MIN_WINDOW_IOS 100
+/* Leaving Kyber is worth it when the CPU time it costs over the least
+ * stay on the original (extra ns per I/O x I/Os x SCHED_HOLD_MIN
+ * intervals) exceeds this many switch stalls: the one out and the one
+ * back if the need comes again. */
+#define SCHED_LEAVE_STALLS 2
+/* Share of the tuned devices' I/Os a device must have done in a window to
+ * be charged with its samples, which are the whole machine's. */
+#define SCHED_COST_DOMINANT 0.9

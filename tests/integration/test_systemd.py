@@ -107,3 +107,4 @@ def test_unit_settings():
     filters = settings["SystemCallFilter"]
     assert any(f.startswith("~") and "@privileged" in f for f in filters)
     assert "bpf" in filters[-1].split()
+    assert "perf_event_open" in filters[-1].split()

@@ -197,10 +197,97 @@ static void test_alternating(void **state)
 	tuner_loop_free(l);
 }
 
+/* The cost book pools the windows kept and says nothing on too little. */
+static void test_cost_book(void **state)
+{
+	struct sched_cost_book b = {};
+	uint64_t ns;
+
+	assert_false(sched_cost_get(&b, SCHED_RUN_KYBER, &ns));
+	/* A window of a device barely in use is not kept. */
+	sched_cost_add(&b, SCHED_RUN_KYBER, 500, 1000, SCHED_COST_MIN_WINDOW_IOS - 1);
+	assert_int_equal(b.n[SCHED_RUN_KYBER], 0);
+	/* Too few samples alone, enough pooled: 40 + 80 samples of 1 us
+	 * over 60,000 I/Os is 2 ns per I/O. */
+	sched_cost_add(&b, SCHED_RUN_KYBER, 40, 1000, 20000);
+	assert_false(sched_cost_get(&b, SCHED_RUN_KYBER, &ns));
+	sched_cost_add(&b, SCHED_RUN_KYBER, 80, 1000, 40000);
+	assert_true(sched_cost_get(&b, SCHED_RUN_KYBER, &ns));
+	assert_int_equal(ns, 2);
+	/* The other scheduler's book is its own. */
+	assert_false(sched_cost_get(&b, SCHED_RUN_ORIGINAL, &ns));
+	/* Only the last SCHED_COST_KEEP windows count. */
+	for (unsigned k = 0; k < SCHED_COST_KEEP; k++)
+		sched_cost_add(&b, SCHED_RUN_KYBER, 300, 1000, 100000);
+	assert_true(sched_cost_get(&b, SCHED_RUN_KYBER, &ns));
+	assert_int_equal(ns, 3);
+	/* Samples aplenty but too few I/Os in all: nothing said. */
+	b = (struct sched_cost_book) {};
+	for (unsigned k = 0; k < 3; k++)
+		sched_cost_add(&b, SCHED_RUN_ORIGINAL, 1000, 1000, SCHED_COST_MIN_WINDOW_IOS);
+	assert_false(sched_cost_get(&b, SCHED_RUN_ORIGINAL, &ns));
+}
+
+/* Kyber idle long enough: it is left where its measured cost repays the
+ * stalls of switching, kept where it does not, left where unmeasured. */
+static void test_leave_pays(void **state)
+{
+	struct goal g = goal_of("read-p99=2ms scheduler=auto");
+	struct sched_cost_book book = {};
+	struct sched_input calm = { .goal_known = true, .goal_met = true, .metric_ns = 1 * MSEC,
+				    .writes = true, .writes_free = true, .ios = 100000, .cost = &book };
+	struct sched_choice c;
+	unsigned n;
+
+	/* Samples of 1 ms: 1.5 us per I/O on Kyber, 0.9 on the original. */
+	for (unsigned k = 0; k < 2; k++) {
+		sched_cost_add(&book, SCHED_RUN_KYBER, 150, 1000000, 100000);
+		sched_cost_add(&book, SCHED_RUN_ORIGINAL, 90, 1000000, 100000);
+	}
+	sched_choice_init(&c, &g, false, true);
+	sched_choice_switched(&c, SCHED_RUN_KYBER);
+	/* Leaving saves 0.6 us x 100,000 I/Os x SCHED_HOLD_MIN = 0.9 s of
+	 * CPU; a stall of 1 s each way costs more: stay, and say why. */
+	calm.stall_ns = 1000 * MSEC;
+	for (n = 0; n < 3 * SCHED_IDLE_TO_LEAVE; n++)
+		assert_int_equal(sched_choice_step(&c, &calm), SCHED_STAY);
+	assert_non_null(strstr(c.reason, "would not repay"));
+	assert_non_null(strstr(c.reason, "1.50 us on Kyber, 0.90 us on the original"));
+	/* A 5 ms stall: leaving repays it many times over. */
+	calm.stall_ns = 5 * MSEC;
+	assert_int_equal(sched_choice_step(&c, &calm), SCHED_TO_ORIGINAL);
+	assert_non_null(strstr(c.reason, "CPU per I/O 1.50 us on Kyber"));
+	sched_choice_switched(&c, SCHED_RUN_ORIGINAL);
+
+	/* Kyber no dearer than the original: never worth a switch. */
+	book = (struct sched_cost_book) {};
+	for (unsigned k = 0; k < 2; k++) {
+		sched_cost_add(&book, SCHED_RUN_KYBER, 90, 1000000, 100000);
+		sched_cost_add(&book, SCHED_RUN_ORIGINAL, 90, 1000000, 100000);
+	}
+	sched_choice_init(&c, &g, false, true);
+	sched_choice_switched(&c, SCHED_RUN_KYBER);
+	calm.stall_ns = 0;
+	for (n = 0; n < 3 * SCHED_IDLE_TO_LEAVE; n++)
+		assert_int_equal(sched_choice_step(&c, &calm), SCHED_STAY);
+
+	/* Only one scheduler measured: left as before. */
+	book = (struct sched_cost_book) {};
+	sched_cost_add(&book, SCHED_RUN_KYBER, 150, 1000000, 100000);
+	sched_choice_init(&c, &g, false, true);
+	sched_choice_switched(&c, SCHED_RUN_KYBER);
+	calm.stall_ns = 1000 * MSEC;
+	for (n = 1; n < SCHED_IDLE_TO_LEAVE; n++)
+		assert_int_equal(sched_choice_step(&c, &calm), SCHED_STAY);
+	assert_int_equal(sched_choice_step(&c, &calm), SCHED_TO_ORIGINAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_cost_book),
+		cmocka_unit_test(test_leave_pays),
 		cmocka_unit_test(test_flash_needs_kyber),
 		cmocka_unit_test(test_none_meets_stays),
 		cmocka_unit_test(test_alternating),

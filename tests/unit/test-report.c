@@ -200,7 +200,7 @@ static void test_report(void **state)
 	};
 	const struct report_tuner tuner = {
 		.goal = "read-p99=2ms", .state = "tracking", .reason = "a/b\n\x01", .goal_met = -1,
-		.changed = true,
+		.changed = true, .kyber_cpu_per_io_ns = 1540,
 	};
 	json_object *o;
 	char *t, dur[DURATION_BUF_MAX], dev_p50[DURATION_BUF_MAX + 8];
@@ -254,7 +254,8 @@ static void test_report(void **state)
 	t = render(true, &d);
 	assert_non_null(strstr(t, "\"scheduler\":null,\"read_target_ns\":null"));
 	assert_non_null(strstr(t, "\"tuner\":{\"goal\":\"read-p99=2ms\",\"state\":\"tracking\","));
-	assert_non_null(strstr(t, "\"metric_ns\":null,\"goal_met\":null,\"changed\":true}}\n"));
+	assert_non_null(strstr(t, "\"metric_ns\":null,\"goal_met\":null,\"changed\":true,"
+			       "\"original_cpu_per_io_ns\":null,\"kyber_cpu_per_io_ns\":1540}}\n"));
 	o = parse_json_line(t);
 	assert_member_type(o, "write_target_ns", json_type_null);
 	assert_string_equal(json_object_get_string(member_at(o, "tuner.reason")), "a/b\n\x01");

@@ -158,6 +158,7 @@ static struct tf_status sample_status(void)
 		.read_p50_ns = 95200, .read_p99_ns = 1840000, .write_p50_ns = 1100000, .write_p99_ns = 8000000,
 		.read_iops = 1200, .write_iops = 16000, .read_depth = 256, .write_depth = 12,
 		.goal_metric_ns = 1840000, .goal_met = true, .changes = 3, .interval_ns = 1000000000,
+		.original_cpu_per_io_ns = 840, .kyber_cpu_per_io_ns = 1540,
 	};
 }
 
@@ -173,6 +174,7 @@ static void test_status(void **state)
 	assert_non_null(strstr(t, "       State: tracking (protecting reads \"hard\")\n"));
 	assert_non_null(strstr(t, "        Goal: read-p99.9=2ms mode=latency; read P99.9 now 1.84ms: met\n"));
 	assert_non_null(strstr(t, "   Scheduler: kyber (originally none)\n"));
+	assert_non_null(strstr(t, " CPU per I/O: 840ns on none, 1.54us on kyber (block layer, sampled)\n"));
 	assert_non_null(strstr(t, "     Targets: read 1.20ms, write 8.00ms (3 changes)\n"));
 	assert_non_null(strstr(t, "        Read: 1.20k IOPS, P50 95.2us, P99 1.84ms, depth 256\n"));
 	assert_non_null(strstr(t, "       Write: 16.0k IOPS, P50 1.10ms, P99 8.00ms, depth 12\n"));
@@ -187,6 +189,7 @@ static void test_status(void **state)
 	s.original_read_target_ns = 2000000;
 	s.original_write_target_ns = 10000000;
 	s.interval_ns = 0;
+	s.original_cpu_per_io_ns = 0;
 	s.reason = "bad\x1b[2Jterminal";
 	s.changes = 1;
 	tf_status_print(cap_open(&c), &s, true);
@@ -197,6 +200,7 @@ static void test_status(void **state)
 	assert_non_null(strstr(t, "(1 change)"));
 	assert_non_null(strstr(t, "Read: 1.20k IOPS, P50 -, P99 -\n"));
 	assert_non_null(strstr(t, "Interval: none yet"));
+	assert_non_null(strstr(t, " CPU per I/O: 1.54us on kyber (block layer, sampled)\n"));
 	/* No escape sequence reaches the terminal. */
 	assert_null(strchr(t, '\x1b'));
 	assert_non_null(strstr(t, "bad?[2Jterminal"));
@@ -218,6 +222,7 @@ static void test_status_json(void **state)
 	assert_non_null(strstr(t, "\"read_p99_ns\":1840000"));
 	assert_non_null(strstr(t, "\"read_iops\":1200,\"write_iops\":16000"));
 	assert_non_null(strstr(t, "\"goal_met\":true"));
+	assert_non_null(strstr(t, "\"original_cpu_per_io_ns\":840,\"kyber_cpu_per_io_ns\":1540"));
 	assert_int_equal(t[strlen(t) - 1], '\n');
 	assert_ptr_equal(strchr(t, '\n'), t + strlen(t) - 1);	/* one line */
 	o = parse_json_line(t);
@@ -230,10 +235,12 @@ static void test_status_json(void **state)
 	cap_close(&c);
 
 	s.goal_metric_ns = 0;
+	s.kyber_cpu_per_io_ns = 0;
 	tf_status_json(cap_open(&c), &s, 1234);
 	t = cap_text(&c);
 	assert_true(starts_with(t, "{\"time_ns\":1234,"));
 	assert_non_null(strstr(t, "\"goal_met\":null"));
+	assert_non_null(strstr(t, "\"kyber_cpu_per_io_ns\":null"));
 	o = parse_json_line(t);
 	assert_member_type(o, "goal_met", json_type_null);
 	json_object_put(o);
