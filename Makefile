@@ -96,7 +96,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched clean lint fuzz man install uninstall
+.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched clean lint fuzz man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -423,6 +423,35 @@ uninstall:
 		echo "make uninstall: keeping the modified $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/kyber-tuned.conf"; \
 	fi
 	rmdir $(DESTDIR)$(SYSCONFDIR)/kyber-tuned/conf.d $(DESTDIR)$(SYSCONFDIR)/kyber-tuned 2>/dev/null || true
+
+# ---------------------------------------------------------------- Debian package
+# $(BUILD)/deb/kyber-tuned_VERSION_ARCH.deb, to install on many machines
+# (README, "Install on a fleet"). dpkg-buildpackage runs in a copy of the
+# tree (what git tracks or would track, uncommitted edits included) so that
+# the package's build, with Debian's flags, never mixes with $(BUILD) and
+# "make clean" from debian/rules removes only the copy's. lintian checks the
+# result: its report goes to $(BUILD)/deb/lintian.txt and an error fails.
+# The packaging tools and the Build-Depends are installed only if missing.
+# MAKEFLAGS is dropped: it would hand this make's command-line variables
+# (BUILD=...) down to the package's build.
+DEB_DIR := $(BUILD)/deb
+DEB_BUILD_OPTIONS ?= parallel=$(shell nproc)
+deb:
+	@if ! command -v lintian >/dev/null || ! dpkg-checkbuilddeps >/dev/null 2>&1; then \
+		echo "make deb: installing lintian and the Build-Depends of debian/control"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deb: must run as root to install packages" >&2; exit 1; fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get -o DPkg::Lock::Timeout=600 update -q && \
+		apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends dpkg-dev lintian && \
+		apt-get -o DPkg::Lock::Timeout=600 build-dep -y -q --no-install-recommends ./; \
+	fi
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	git ls-files -z --cached --others --exclude-standard | \
+		tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" dpkg-buildpackage -us -uc -b
+	@lintian --fail-on error $(DEB_DIR)/kyber-tuned_*.changes > $(DEB_DIR)/lintian.txt 2>&1; \
+		rc=$$?; cat $(DEB_DIR)/lintian.txt; exit $$rc
 
 clean:
 	rm -rf $(BUILD)
