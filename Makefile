@@ -68,9 +68,9 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemo
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
-	daemon/metrics.c daemon/ksym-ranges.c
+	daemon/metrics.c daemon/ksym-ranges.c daemon/profile.c
 SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/cost-probe.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-previous.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c \
+	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
 	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
@@ -88,7 +88,7 @@ PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
 	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller test-ctl-sched \
-	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges
+	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges test-profile
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
@@ -96,7 +96,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched clean lint fuzz man install uninstall deb
+.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles clean lint fuzz man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -242,6 +242,8 @@ $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/
 $(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-uevent: tests/unit/test-uevent.c daemon/uevent.c shared/parse-util.c
 $(BUILD)/tests/test-ksym-ranges: tests/unit/test-ksym-ranges.c daemon/ksym-ranges.c
+$(BUILD)/tests/test-profile: tests/unit/test-profile.c daemon/profile.c shared/goal.c shared/parse-util.c shared/error.c
+$(BUILD)/tests/test-profile: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-metrics: tests/unit/test-metrics.c daemon/metrics.c daemon/metrics-totals.c daemon/interval.c \
 	shared/hist.c
 
@@ -267,7 +269,7 @@ tuner-matrix: $(MATRIX_BIN)
 # sanitizer report fails. A new harness: add it to FUZZERS and give it a
 # <fuzzer>_SRCS line (and <fuzzer>_LIBS if needed) before the foreach.
 FUZZ_SECONDS ?= 20
-FUZZERS := fuzz-goal fuzz-conf fuzz-state fuzz-uevent
+FUZZERS := fuzz-goal fuzz-conf fuzz-state fuzz-uevent fuzz-profile
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
@@ -279,6 +281,8 @@ fuzz-conf_LIBS := -linih -lsystemd
 fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
 fuzz-state_LIBS := -lprotobuf-c
 fuzz-uevent_SRCS := tests/fuzz/fuzz-uevent.c daemon/uevent.c shared/parse-util.c
+fuzz-profile_SRCS := tests/fuzz/fuzz-profile.c daemon/profile.c shared/goal.c shared/parse-util.c shared/error.c
+fuzz-profile_LIBS := -lsystemd
 $(foreach f,$(FUZZERS),$(eval $(BUILD)/fuzz/$(f): $($(f)_SRCS)))
 
 $(BUILD)/fuzz/%: $(HEADERS) | $(BUILD)
@@ -319,13 +323,14 @@ demo: deps
 # once: each holds the machine-wide I/O lock). Quick mode: baselines with a
 # 4 x 4 grid, then the scenarios (shift, ext4, device kinds, daemon cost),
 # then kyber-tuned beside the best static setting on three devices, then
-# scheduler=auto where Kyber buys nothing.
+# scheduler=auto where Kyber buys nothing, then per-model profiles.
 bench: deps
 	$(MAKE) all
 	$(PYTHON) -m bench.baselines
 	$(PYTHON) -m bench.scenarios
 	$(PYTHON) -m bench.generalize
 	$(PYTHON) -m bench.sched_choice
+	$(PYTHON) -m bench.profiles
 
 # Full mode: the study's 10 x 10 grid, more and longer rounds, and the
 # observer's cost beside biolatency.
@@ -336,6 +341,7 @@ bench-full: deps
 	$(PYTHON) -m bench.observer_cost
 	$(PYTHON) -m bench.generalize --full
 	$(PYTHON) -m bench.sched_choice
+	$(PYTHON) -m bench.profiles
 
 # The observer's cost (ns per event, IOPS loss) beside biolatency; writes
 # its section of docs/BENCHMARKS.md.
@@ -348,6 +354,11 @@ bench-observer: deps
 bench-generalize: deps
 	$(MAKE) all
 	$(PYTHON) -m bench.generalize
+
+# Per-model profiles: cold-start convergence with and without one.
+bench-profiles: deps
+	$(MAKE) all
+	$(PYTHON) -m bench.profiles
 
 # scheduler=auto on a loop over /dev/shm: no harm where Kyber buys nothing.
 bench-sched: deps

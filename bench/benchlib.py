@@ -339,8 +339,8 @@ class Tuner:
     scheduler none), 1 s interval; its CPU time and peak RSS can be read
     while it runs. record: a flight-recorder file."""
 
-    def __init__(self, devs, goal, record=None):
-        args = ["--foreground", "--json", "--interval", "1s"]
+    def __init__(self, devs, goal, record=None, extra_args=()):
+        args = ["--foreground", "--json", "--interval", "1s", *extra_args]
         for dev in devs:
             set_static(dev, "none")
             args += ["--goal", f"{dev.name}:{goal}"]

@@ -204,6 +204,25 @@ bool blockdev_has_medium(const char *sysroot, const char *name)
 	return !read_attr(path, size, sizeof(size)) || strcmp(size, "0") != 0;
 }
 
+void blockdev_model(const char *sysroot, const char *name, char *model, size_t mn, char *firmware, size_t fn)
+{
+	char path[PATH_MAX];
+
+	*model = *firmware = '\0';
+	snprintf(path, sizeof(path), "%s/block/%s/device/model", sysroot, name);
+	if (read_attr(path, model, mn)) {
+		snprintf(path, sizeof(path), "%s/block/%s/device/firmware_rev", sysroot, name);
+		if (!read_attr(path, firmware, fn)) {
+			snprintf(path, sizeof(path), "%s/block/%s/device/rev", sysroot, name);
+			(void)read_attr(path, firmware, fn);
+		}
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/block/%s/loop", sysroot, name);
+	if (access(path, F_OK) == 0)
+		snprintf(model, mn, "loop");
+}
+
 void blockdev_stable_id(const char *sysroot, const struct blockdev *d, char *buf, size_t n)
 {
 	char path[PATH_MAX], a[128], b[PATH_MAX];

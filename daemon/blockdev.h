@@ -61,3 +61,9 @@ bool blockdev_has_medium(const char *sysroot, const char *name);
  * or "name:NAME" as a last resort.
  */
 void blockdev_stable_id(const char *sysroot, const struct blockdev *d, char *buf, size_t n);
+
+/* The disk's model and firmware revision, the key of per-model profiles
+ * (profile.h): device/model and device/firmware_rev (NVMe) or device/rev
+ * (SCSI, ATA); a loop device is model "loop", no firmware. "" where sysfs
+ * says nothing. */
+void blockdev_model(const char *sysroot, const char *name, char *model, size_t mn, char *firmware, size_t fn);

@@ -63,6 +63,21 @@ static int method_list_devices(sd_bus_message *msg, void *userdata, sd_bus_error
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+/* The tuned device a method's one argument names: its name or /dev path. */
+static int read_device_arg(sd_bus_message *msg, struct bus *b, const char **ret_arg, struct device **ret,
+			   sd_bus_error *error)
+{
+	int r;
+
+	r = sd_bus_message_read(msg, "s", ret_arg);
+	if (r < 0)
+		return r;
+	r = check_length("device", *ret_arg, BUS_DEVICE_ARG_MAX, error);
+	if (r < 0)
+		return r;
+	return manager_lookup(b->m, *ret_arg, ret, error);
+}
+
 static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	struct bus *b = userdata;
@@ -71,13 +86,7 @@ static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *
 	struct device *d;
 	int r;
 
-	r = sd_bus_message_read(msg, "s", &device);
-	if (r < 0)
-		return r;
-	r = check_length("device", device, BUS_DEVICE_ARG_MAX, error);
-	if (r < 0)
-		return r;
-	r = manager_lookup(b->m, device, &d, error);
+	r = read_device_arg(msg, b, &device, &d, error);
 	if (r < 0)
 		return r;
 	bd = bus_device_get(b, d);
@@ -85,6 +94,23 @@ static int method_get_device(sd_bus_message *msg, void *userdata, sd_bus_error *
 		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DEVICE, "%.64s has no goal (see ListDevices)",
 					 device);
 	return sd_bus_reply_method_return(msg, "o", bd->path);
+}
+
+/* Reading, like status: what was learned says no more than the targets do. */
+static int method_export_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *device;
+	struct device *d;
+	int r;
+
+	r = read_device_arg(msg, userdata, &device, &d, error);
+	if (r < 0)
+		return r;
+	r = device_export_profile(d, &text, error);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(msg, "s", text);
 }
 
 enum request {
@@ -231,6 +257,8 @@ static const sd_bus_vtable manager_vtable[] = {
 				method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetDevice", SD_BUS_ARGS("s", device), SD_BUS_RESULT("o", path),
 				method_get_device, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ExportProfile", SD_BUS_ARGS("s", device), SD_BUS_RESULT("s", profile),
+				method_export_profile, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("SetGoal", SD_BUS_ARGS("s", device, "s", goal), SD_BUS_NO_RESULT,
 				method_set_goal, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ClearGoal", SD_BUS_ARGS("s", device), SD_BUS_NO_RESULT,

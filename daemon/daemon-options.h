@@ -51,6 +51,9 @@ struct manager_options {
 	const char *record_path;	/* flight recorder; NULL: off */
 	uint64_t record_max_bytes;	/* its size before it rotates (64 MiB) */
 	const char *metrics_path;	/* Prometheus textfile, every interval; NULL: off */
+	/* Per-model profiles: NULL the defaults (profile-dirs.h), "" none,
+	 * else this directory alone. */
+	const char *profile_dir;
 };
 
 /* Called from the event loop. Any may be NULL. */

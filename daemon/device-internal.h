@@ -8,6 +8,7 @@
 #include "ctl-sched.h"
 #include "device.h"
 #include "measure.h"
+#include "profile.h"
 
 struct device {
 	struct device_env env;
@@ -26,6 +27,12 @@ struct device {
 	char cost_window_scheduler[SCHED_NAME_MAX];
 	unsigned cost_window_switches;
 	uint64_t interval_ios;		/* I/Os of this tick's interval; 0: none measured */
+	/* Per-model profiles: the disk's key, and the point learned here
+	 * (device-profile.c). */
+	char model[PROFILE_MODEL_MAX], firmware[PROFILE_FIRMWARE_MAX];
+	unsigned met_streak;		/* settled intervals in a row on Kyber with the goal met */
+	bool learned;
+	struct profile learned_point;
 	struct kyber_saved original;	/* for rollback */
 	bool saved;
 	struct kyber_targets written;	/* what sysfs holds as far as we know */
@@ -46,7 +53,11 @@ struct device {
 	uint64_t changes;
 };
 
-/* device.c, for device-sched.c. */
+/* device.c, for device-sched.c and device-profile.c. */
+/* "2.00ms/10.0ms": read/write targets, for the log. */
+void device_format_targets(char *buf, size_t n, const struct kyber_targets *t);
+/* Write targets (logged on failure); d->written follows. */
+int device_write_targets(struct device *d, const struct kyber_targets *t);
 void device_refresh_scheduler(struct device *d);
 /* The next interval starts after the settle time: the one after a change is not clean. */
 void device_arm_settle(struct device *d);
@@ -60,6 +71,15 @@ const char *device_sched_expected(const struct device *d);
 int device_sched_adopt(struct device *d, sd_bus_error *error);
 /* After the controller's step: stay, or switch (true). */
 bool device_sched_step(struct device *d, const struct ctl_sample *s);
+
+/* device-profile.c: per-model starting points. */
+/* The profile for the disk's model, firmware and goal; NULL: none. */
+const struct profile *device_profile(const struct device *d);
+/* Kyber was just started with its default targets: start from the
+ * profile of this model, firmware and goal instead, if there is one. */
+void device_profile_seed(struct device *d);
+/* After each decision: a goal met long enough on Kyber is a point learned. */
+void device_profile_learn(struct device *d);
 
 /* device-operator.c: settings changed by someone else. */
 /* Someone else changed it: hands off until resumed (logged, state overridden). */

@@ -43,10 +43,11 @@ static int switch_to(struct device *d, enum sched_run to, const char *evidence, 
 		sched_choice_switched(&d->sched, to);
 	else
 		d->sched.run = to;
-	if (to == SCHED_RUN_KYBER)
+	if (to == SCHED_RUN_KYBER) {
 		/* A new Kyber instance: its default targets, depths at their caps. */
 		(void)kyber_sysfs_read_targets(d->env.o->sysroot, d->dev.name, &d->written);
-	else
+		device_profile_seed(d);
+	} else
 		controller_relearn(d->ctl);	/* what the law learned was about Kyber */
 	log_dev_event(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_SCHEDULER_CHANGED,
 		      "scheduler %s -> %s (the switch took %s): %s%s%s", from, name,
@@ -59,6 +60,8 @@ static int switch_to(struct device *d, enum sched_run to, const char *evidence, 
 int device_sched_adopt(struct device *d, sd_bus_error *error)
 {
 	sched_choice_init(&d->sched, &d->goal, d->original.was_kyber, d->env.o->switch_scheduler);
+	if (d->sched.automatic && device_profile(d))
+		sched_choice_start_on_kyber(&d->sched, "a profile of this model says this goal needs Kyber");
 	device_refresh_scheduler(d);
 	/* Already on Kyber: under scheduler=auto it stays until it has bought
 	 * nothing for a while, as after any switch. */

@@ -15,7 +15,7 @@
 #include "record.h"
 #include "report.h"
 
-static void format_targets(char *buf, size_t n, const struct kyber_targets *t)
+void device_format_targets(char *buf, size_t n, const struct kyber_targets *t)
 {
 	char r[DURATION_BUF_MAX], w[DURATION_BUF_MAX];
 
@@ -56,7 +56,7 @@ void device_set_state(struct device *d, enum ctl_state st, const char *reason)
 	snprintf(d->reason, sizeof(d->reason), "%s", reason);
 }
 
-static int write_targets(struct device *d, const struct kyber_targets *t)
+int device_write_targets(struct device *d, const struct kyber_targets *t)
 {
 	int r = kyber_sysfs_write_targets(d->env.o->sysroot, d->dev.name, t);
 
@@ -153,8 +153,8 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 	struct change_fields fields;
 
 	format_observed(obs, sizeof(obs), d, s, dec);
-	format_targets(old, sizeof(old), &d->written);
-	format_targets(new, sizeof(new), &dec->targets);
+	device_format_targets(old, sizeof(old), &d->written);
+	device_format_targets(new, sizeof(new), &dec->targets);
 	if (!dec->write) {
 		log_dev_debug(d->dev.name, "[%s] targets %s; %s; %s", ctl_state_to_string(dec->state),
 			  old, obs, dec->reason);
@@ -164,7 +164,7 @@ static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl
 				 obs, dec->reason);
 		return false;
 	}
-	if (write_targets(d, &dec->targets) < 0)
+	if (device_write_targets(d, &dec->targets) < 0)
 		return false;
 	log_dev_event_fields(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_TARGETS_CHANGED,
 			     change_fields(&fields, s, dec, &before, &dec->targets),
@@ -215,6 +215,7 @@ void device_step(struct device *d)
 		} else
 			controller_observe(d->ctl, &s, &d->last);
 		device_set_state(d, d->last.state, d->last.reason);
+		device_profile_learn(d);
 		changed |= device_sched_step(d, &s);
 		if (d->last.goal_known && !d->last.goal_met && cb->goal_violated)
 			cb->goal_violated(d, d->last.metric_ns, d->goal.read_ns, cb->userdata);
@@ -352,6 +353,7 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 	d->state = CTL_LEARNING;
 	snprintf(d->reason, sizeof(d->reason), "starting");
 	blockdev_stable_id(o->sysroot, bd, d->id, sizeof(d->id));
+	blockdev_model(o->sysroot, bd->name, d->model, sizeof(d->model), d->firmware, sizeof(d->firmware));
 	d->ctl = calloc(1, sizeof(*d->ctl));
 	if (!d->ctl) {
 		r = error_setf(error, -ENOMEM, "Out of memory");
@@ -363,6 +365,10 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 	if (r < 0)
 		goto fail;
 	sched_choice_init(&d->sched, &d->goal, d->original.was_kyber, o->switch_scheduler);
+	/* Disks of this model needed Kyber for this goal elsewhere: no
+	 * need to miss it here first. */
+	if (d->sched.automatic && !d->overridden && device_profile(d))
+		sched_choice_start_on_kyber(&d->sched, "a profile of this model says this goal needs Kyber");
 	if (d->overridden)
 		d->sched.run = strcmp(d->original.scheduler, "kyber") == 0 ? SCHED_RUN_KYBER : SCHED_RUN_ORIGINAL;
 	r = d->sched.run == SCHED_RUN_KYBER && !d->overridden ? start_kyber(d, error) : 0;
@@ -374,6 +380,8 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 		error_setf(error, r, "Failed to read Kyber's targets of %s: %s", d->dev.name, strerror(-r));
 		goto fail;
 	}
+	if (d->sched.run == SCHED_RUN_KYBER && !d->overridden && g->mode != GOAL_MODE_ADVISE)
+		device_profile_seed(d);
 	w = where_of(d);
 	r = measure_start(&d->ms, env->observer, d->dev.kdev, &w);
 	if (r < 0) {
@@ -387,7 +395,7 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 		device_mark_overridden(d, "changed by someone else while kyber-tuned was not running");
 	else
 		device_note_left(d);
-	format_targets(tg, sizeof(tg), &d->written);
+	device_format_targets(tg, sizeof(tg), &d->written);
 	if (d->sched.run == SCHED_RUN_KYBER)
 		log_dev_info(d->dev.name, "tuning toward %s (targets now %s)", goal_format(g, goal, sizeof(goal)),
 			     tg);

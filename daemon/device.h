@@ -28,6 +28,7 @@ struct state;
 struct device_env {
 	const struct manager_options *o;
 	struct observer *observer;		/* shared by every device */
+	const struct profiles *profiles;	/* per-model starting points; NULL: none */
 	sd_event *event;
 	struct recorder *recorder;		/* NULL: no flight record */
 	const struct manager_callbacks *cb;	/* read at each call: may change */
@@ -122,6 +123,10 @@ void device_cost_window_end(struct device *d, const struct cost_window *w, uint6
 uint64_t device_interval_ios(const struct device *d);
 /* Busy, and its scheduler's cost not measured yet: sample soon. */
 bool device_cost_wanted(const struct device *d);
+
+/* What was learned here, as a profile record (profile.h) in *ret (free()).
+ * -ENODATA, with a sentence in error, while nothing was learned yet. */
+int device_export_profile(const struct device *d, char **ret, sd_bus_error *error);
 
 const char *device_id(const struct device *d);
 uint32_t device_kdev(const struct device *d);

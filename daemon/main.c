@@ -58,6 +58,9 @@ static void help(void)
 	       "      --record-max-size SIZE  FILE's size before it becomes FILE.1 (64M)\n"
 	       "      --metrics-file PATH  Prometheus metrics, replaced every interval, for\n"
 	       "                           node_exporter's textfile collector (absolute path)\n"
+	       "      --profile-dir DIR    Per-model profiles: DIR alone instead of\n"
+	       "                           /etc/kyber-tuned/profiles.d and\n"
+	       "                           /usr/lib/kyber-tuned/profiles.d (\"\": none)\n"
 	       "      --device-events SOURCE  Disks plugged and unplugged: auto (default: udev\n"
 	       "                           where it runs, else the kernel's uevents), udev,\n"
 	       "                           kernel, off\n"
@@ -98,6 +101,7 @@ enum {
 	ARG_RECORD_MAX,
 	ARG_DEVICE_EVENTS,
 	ARG_METRICS_FILE,
+	ARG_PROFILE_DIR,
 };
 
 /* The directory systemd made for us, else the default; created if needed. */
@@ -150,6 +154,7 @@ static const struct option options[] = {
 	{ "record-max-size", required_argument, NULL, ARG_RECORD_MAX },
 	{ "device-events", required_argument, NULL, ARG_DEVICE_EVENTS },
 	{ "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
+	{ "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
 	{}
 };
 
@@ -274,6 +279,13 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			}
 			a->svc.manager.metrics_path = *optarg ? optarg : NULL;
 			a->svc.cli_set |= SERVICE_CLI_METRICS;
+			break;
+		case ARG_PROFILE_DIR:
+			if (*optarg && optarg[0] != '/') {
+				log_error("Invalid --profile-dir '%s': the path must be absolute", optarg);
+				return -EINVAL;
+			}
+			a->svc.manager.profile_dir = optarg;
 			break;
 		case ARG_RECORD_MAX:
 			if (conf_parse_record_size(optarg, &a->svc.manager.record_max_bytes) < 0) {

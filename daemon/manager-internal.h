@@ -4,6 +4,7 @@
 #pragma once
 
 #include "manager.h"
+#include "profile.h"
 #include "state.h"
 
 struct manager {
@@ -13,6 +14,7 @@ struct manager {
 	sd_event_source *tick;		/* off while no device is tuned */
 	struct observer *observer;
 	struct cost_probe *cost;	/* NULL: scheduler costs not measured */
+	struct profiles profiles;	/* per-model starting points, read at start */
 	unsigned ticks_since_cost;	/* ticks since the last sampling window */
 	struct device **devs;
 	size_t n_devs;
@@ -57,3 +59,14 @@ void manager_save_state(void *owner);
 
 /* Writes the originals file (a device's save_originals callback). */
 void manager_save_originals(void *owner);
+
+/* manager-cost.c: the scheduler-cost sampler's windows, one interval each. */
+struct cost_window;
+/* Close the running window (before the devices step): false if none ran. */
+bool manager_cost_window_stop(struct manager *m, struct cost_window *w);
+/* Charge what it measured to the device that did the I/O (after they stepped). */
+void manager_cost_window_charge(struct manager *m, const struct cost_window *w);
+/* Open one if it is time, or a busy device has no cost yet. */
+void manager_cost_window_maybe_begin(struct manager *m);
+/* Close it unread: the last device went, no tick follows. */
+void manager_cost_window_abandon(struct manager *m);

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "manager-internal.h"
 #include "metrics-writer.h"
+#include "profile-dirs.h"
 #include "state.h"
 #include "parse-util.h"
 #include "record.h"
@@ -44,12 +45,7 @@ static void update_tick(struct manager *m)
 		(void)sd_event_source_set_enabled(m->tick, SD_EVENT_ONESHOT);
 	} else if (!m->n_devs && enabled) {
 		(void)sd_event_source_set_enabled(m->tick, SD_EVENT_OFF);
-		/* No tick will close the window: close it now. */
-		if (cost_probe_running(m->cost)) {
-			struct cost_window w;
-
-			(void)cost_probe_stop(m->cost, &w);
-		}
+		manager_cost_window_abandon(m);	/* no tick will close it */
 	}
 }
 
@@ -68,54 +64,14 @@ void manager_remove_device(struct manager *m, size_t i)
 	metrics_writer_update(m->metrics, m->devs, m->n_devs);
 }
 
-/*
- * The scheduler-cost sampler runs for one interval in COST_PROBE_EVERY,
- * and at once for a busy device whose scheduler has no cost yet (a new
- * device, the first stay on Kyber): at 1 kHz per CPU while it runs, that
- * is a few hundredths of a percent of the CPU on average, and idle CPUs
- * are left alone the rest of the time.
- */
-#define COST_PROBE_EVERY 10
-
-static void cost_window_end(struct manager *m, const struct cost_window *w)
-{
-	uint64_t all_ios = 0;
-
-	for (size_t i = 0; i < m->n_devs; i++)
-		all_ios += device_interval_ios(m->devs[i]);
-	for (size_t i = 0; i < m->n_devs; i++)
-		device_cost_window_end(m->devs[i], w, all_ios);
-}
-
-static void cost_window_maybe_begin(struct manager *m)
-{
-	bool wanted = ++m->ticks_since_cost >= COST_PROBE_EVERY;
-	int r;
-
-	for (size_t i = 0; i < m->n_devs && !wanted; i++)
-		wanted = device_cost_wanted(m->devs[i]);
-	if (!wanted || !m->n_devs)
-		return;
-	r = cost_probe_start(m->cost);
-	if (r < 0) {
-		log_warning_errno(r, "Failed to start sampling the block layer's CPU time: %m");
-		return;
-	}
-	m->ticks_since_cost = 0;
-	for (size_t i = 0; i < m->n_devs; i++)
-		device_cost_window_begin(m->devs[i]);
-}
-
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
 	struct cost_window w;
-	bool sampled = false;
-
 	/* The window closes before the devices take their interval, so that
 	 * both cover the same time. */
-	if (cost_probe_running(m->cost))
-		sampled = cost_probe_stop(m->cost, &w) >= 0;
+	bool sampled = manager_cost_window_stop(m, &w);
+
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
 
@@ -130,9 +86,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 		i++;
 	}
 	if (sampled)
-		cost_window_end(m, &w);
-	if (m->cost)
-		cost_window_maybe_begin(m);
+		manager_cost_window_charge(m, &w);
+	manager_cost_window_maybe_begin(m);
 	metrics_writer_update(m->metrics, m->devs, m->n_devs);
 	if (!m->n_devs)
 		return 0;
@@ -231,6 +186,20 @@ void manager_save_originals(void *owner)
 		log_warning_errno(r, "Failed to save %s: %m", m->originals_path);
 }
 
+static void load_profiles(struct manager *m)
+{
+	const char *defaults[] = { PROFILE_DIR_ETC, PROFILE_DIR_LIB }, *one[] = { m->o.profile_dir };
+	bool given = m->o.profile_dir != NULL;
+	int r;
+
+	if (given && !*m->o.profile_dir)
+		return;
+	r = profiles_load(given ? one : defaults, given ? 1 : ELEMENTSOF(defaults), &m->profiles);
+	if (r > 0)
+		log_info("Read %d per-model profile%s from %s", r, r == 1 ? "" : "s",
+			 given ? m->o.profile_dir : PROFILE_DIR_ETC " and " PROFILE_DIR_LIB);
+}
+
 int manager_new(struct manager **ret, sd_event *event, const struct manager_options *o)
 {
 	struct manager *m;
@@ -261,6 +230,7 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	m->o.metrics_path = m->metrics_path;
 
 	load_persistent(m);
+	load_profiles(m);
 	if (m->o.record_path) {
 		r = recorder_open(&m->recorder, m->o.record_path, m->o.record_max_bytes);
 		if (r < 0) {
@@ -309,6 +279,7 @@ struct manager *manager_free(struct manager *m)
 	manager_free_waiting(m);
 	sd_event_source_disable_unref(m->tick);
 	cost_probe_free(m->cost);
+	profiles_done(&m->profiles);
 	observer_free(m->observer);
 	sd_event_unref(m->event);
 	free(m->sysroot);
@@ -502,7 +473,7 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 		return error_setf(error, -ENOMEM, "Out of memory");
 	m->devs = devs;
 	r = device_new(&(const struct device_env) {
-			       .o = &m->o, .observer = m->observer, .event = m->event,
+			       .o = &m->o, .observer = m->observer, .profiles = &m->profiles, .event = m->event,
 			       .recorder = m->recorder, .cb = &m->cb,
 			       .state = &m->state, .originals = &m->originals,
 			       .save_state = manager_save_state, .save_originals = manager_save_originals, .owner = m,

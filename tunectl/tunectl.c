@@ -44,6 +44,8 @@ static void help(void)
 	       "  monitor [DEV]            One line per device and interval until Ctrl-C\n"
 	       "  hist DEV [read|write]    The last interval's latency histogram (default read)\n"
 	       "  replay FILE              Print a flight-recorder file (kyber-tuned --record)\n"
+	       "  export-profile DEV       Print what was learned on DEV as a per-model\n"
+	       "                           profile, for /etc/kyber-tuned/profiles.d elsewhere\n"
 	       "\n"
 	       "Options:\n"
 	       "      --json               JSON output, one object per line (status, list,\n"
@@ -301,6 +303,26 @@ static int verb_hist(sd_bus *bus, int argc, char **argv)
 	return 0;
 }
 
+static int verb_export_profile(sd_bus *bus, int argc, char **argv)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	const char *text;
+	int r;
+
+	r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "ExportProfile", &e, &reply, "s",
+			       argv[1]);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "s", &text);
+	if (r < 0) {
+		call_failed("export the profile", &e, r);
+		sd_bus_error_free(&e);
+		return 1;
+	}
+	fputs(text, stdout);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const struct verb {
@@ -319,6 +341,7 @@ static const struct verb {
 	{ "monitor", 0, 1, true, verb_monitor },
 	{ "hist", 1, 2, true, verb_hist },
 	{ "replay", 1, 1, false, verb_replay },
+	{ "export-profile", 1, 1, true, verb_export_profile },
 };
 
 enum {

@@ -609,3 +609,21 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	c->prev_write_iops = s->write.iops;
 	c->since_write = d->write ? 0 : c->since_write + 1;
 }
+
+void controller_seed(struct controller *c, uint64_t write_ns, double write_free_p99_ns, double write_free_iops)
+{
+	struct ctl_decision d = {};
+
+	c->regime.w_free_ns = write_free_p99_ns;
+	c->regime.w_free_iops = write_free_iops;
+	c->o8.seen = true;
+	c->protecting = c->decided = true;
+	c->read_scale = 1.0;
+	c->lower_step = 1;
+	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
+	c->last_state = CTL_TRACKING;
+	/* The level of the target: the goal was met there, and the law moves
+	 * on from it as from a cut of its own. */
+	set_level(c, ctl_level_at_least((double)write_ns), -1, &d);
+	ctl_levels_met(&c->levels, c->level, 0);
+}

@@ -117,6 +117,14 @@ void controller_init(struct controller *c, const struct goal *g);
 void controller_relearn(struct controller *c);
 
 /*
+ * Start from a point learned elsewhere (a per-model profile), whose
+ * targets the caller writes: protecting at the level of write_ns, the
+ * writes' free-running figures as given (0: learn them), throttling known
+ * to help reads (no O-8 probe). The law moves on from there.
+ */
+void controller_seed(struct controller *c, uint64_t write_ns, double write_free_p99_ns, double write_free_iops);
+
+/*
  * One step on a settled interval. cur: the targets in force (as read from
  * sysfs). In mode=advise the decision is computed and reported, the law's
  * state does not move (there is no feedback), and d->write is false.

@@ -44,6 +44,12 @@ void sched_choice_init(struct sched_choice *c, const struct goal *g, bool origin
 		 g->has_read ? "the goal has not been missed here" : "no read goal: Kyber would only cost");
 }
 
+void sched_choice_start_on_kyber(struct sched_choice *c, const char *why)
+{
+	c->run = SCHED_RUN_KYBER;
+	snprintf(c->reason, sizeof(c->reason), "%s", why);
+}
+
 /* On the original: has the goal been missed while writes ran, long enough? */
 static enum sched_action step_original(struct sched_choice *c, const struct sched_input *in)
 {

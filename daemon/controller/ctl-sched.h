@@ -75,6 +75,9 @@ struct sched_choice {
  */
 void sched_choice_init(struct sched_choice *c, const struct goal *g, bool original_is_kyber,
 		       bool may_switch);
+/* Under scheduler=auto, start on Kyber at once (evidence from elsewhere:
+ * a per-model profile); it is left as after any switch. */
+void sched_choice_start_on_kyber(struct sched_choice *c, const char *why);
 /* The input of one interval: the controller's verdict and the writes it saw. */
 struct sched_input sched_input_from(const struct ctl_decision *d, const struct ctl_sample *s);
 /* One settled interval: stay, or switch (then call sched_choice_switched()). */
