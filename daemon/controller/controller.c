@@ -476,7 +476,11 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = false;
 	c->floor_cap = -1;
-	if (c->regime.w_free_ns <= 0)
+	/* Writes that stop, start or change keep the throttle in force: the
+	 * law moves on from it (a miss cuts, slack relaxes), reads unhurt
+	 * meanwhile. A read shift with the writes' figures unknown starts
+	 * over from open. */
+	if (c->regime.w_free_ns <= 0 && shift != CTL_SHIFT_WRITES)
 		c->protecting = false;
 }
 
@@ -521,11 +525,16 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		go_open(c, s, cur, d);
 		say(d, "mode=%s: targets at the open point, nothing throttled", goal_mode_to_string(g->mode));
 	} else if (!writes_active(s)) {
-		go_open(c, s, cur, d);
+		/* Throttling no writes costs nothing: a throttle in force
+		 * stays for their return, so that reads are protected from
+		 * its first second, not after the metric's window. */
+		if (!c->protecting)
+			go_open(c, s, cur, d);
 		if (d->goal_known && !d->goal_met)
 			d->state = CTL_INFEASIBLE;
-		say(d, "%s%sno writes to throttle%s", shift, *shift ? ": " : "",
-		    d->goal_known && !d->goal_met ? "; reads miss the goal on their own" : "");
+		say(d, "%s%sno writes to throttle%s%s", shift, *shift ? ": " : "",
+		    d->goal_known && !d->goal_met ? "; reads miss the goal on their own" : "",
+		    c->protecting ? "; the write target stays for their return" : "");
 	} else if (s->write.outstanding <= CTL_G1_OUTSTANDING) {
 		/* G-1: Kyber always lets one write through. Hands off. */
 		d->state = CTL_HOLDING;
