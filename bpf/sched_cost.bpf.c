@@ -12,8 +12,8 @@
  * own time.
  *
  * Sampling costs the same whatever the IOPS (one run per period, none per
- * I/O), and this kernel refuses fentry programs (lockdown), which would
- * time each call. Userspace reads the ranges of those functions from
+ * I/O), and the test machines' kernel refuses fentry programs (EPERM),
+ * which would time each call. Userspace reads the ranges of those functions from
  * /proc/kallsyms, enables the events for one interval now and then
  * (daemon/cost-probe.c) and spreads the time over the I/Os of the window.
  */

@@ -64,6 +64,9 @@ void device_arm_settle(struct device *d);
 void device_set_state(struct device *d, enum ctl_state st, const char *reason);
 
 /* device-sched.c: the scheduler the device should be on now. */
+/* The scheduler choice for the goal in force (sched_choice_init()), on
+ * Kyber at once where a per-model profile says the goal needs it. */
+void device_sched_choose(struct device *d);
 const char *device_sched_expected(const struct device *d);
 /* Choose the scheduler for the goal in force (at start, on a new goal, on
  * resume): switches at once where the goal asks for Kyber. -errno (with

@@ -57,11 +57,18 @@ static int switch_to(struct device *d, enum sched_run to, const char *evidence, 
 	return 0;
 }
 
-int device_sched_adopt(struct device *d, sd_bus_error *error)
+void device_sched_choose(struct device *d)
 {
 	sched_choice_init(&d->sched, &d->goal, d->original.was_kyber, d->env.o->switch_scheduler);
-	if (d->sched.automatic && device_profile(d))
+	/* Disks of this model needed Kyber for this goal elsewhere: no need
+	 * to miss it here first. */
+	if (d->sched.automatic && !d->overridden && device_profile(d))
 		sched_choice_start_on_kyber(&d->sched, "a profile of this model says this goal needs Kyber");
+}
+
+int device_sched_adopt(struct device *d, sd_bus_error *error)
+{
+	device_sched_choose(d);
 	device_refresh_scheduler(d);
 	/* Already on Kyber: under scheduler=auto it stays until it has bought
 	 * nothing for a while, as after any switch. */

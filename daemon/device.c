@@ -364,11 +364,7 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 	r = save_original(d, error);
 	if (r < 0)
 		goto fail;
-	sched_choice_init(&d->sched, &d->goal, d->original.was_kyber, o->switch_scheduler);
-	/* Disks of this model needed Kyber for this goal elsewhere: no
-	 * need to miss it here first. */
-	if (d->sched.automatic && !d->overridden && device_profile(d))
-		sched_choice_start_on_kyber(&d->sched, "a profile of this model says this goal needs Kyber");
+	device_sched_choose(d);
 	if (d->overridden)
 		d->sched.run = strcmp(d->original.scheduler, "kyber") == 0 ? SCHED_RUN_KYBER : SCHED_RUN_ORIGINAL;
 	r = d->sched.run == SCHED_RUN_KYBER && !d->overridden ? start_kyber(d, error) : 0;

@@ -231,6 +231,15 @@ static int parse_choice(int c, const char *arg, struct args *a)
 }
 
 /* 1: go on; 0: done (--help, --version); -EINVAL: bad usage (logged). */
+/* A path option: absolute, or "" for none. */
+static bool absolute_or_empty(const char *option, const char *arg)
+{
+	if (!*arg || arg[0] == '/')
+		return true;
+	log_error("Invalid %s '%s': the path must be absolute", option, arg);
+	return false;
+}
+
 static int parse_argv(int argc, char *argv[], struct args *a)
 {
 	int c;
@@ -273,18 +282,14 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			a->svc.cli_set |= SERVICE_CLI_RECORD;
 			break;
 		case ARG_METRICS_FILE:
-			if (*optarg && optarg[0] != '/') {
-				log_error("Invalid --metrics-file '%s': the path must be absolute", optarg);
+			if (!absolute_or_empty("--metrics-file", optarg))
 				return -EINVAL;
-			}
 			a->svc.manager.metrics_path = *optarg ? optarg : NULL;
 			a->svc.cli_set |= SERVICE_CLI_METRICS;
 			break;
 		case ARG_PROFILE_DIR:
-			if (*optarg && optarg[0] != '/') {
-				log_error("Invalid --profile-dir '%s': the path must be absolute", optarg);
+			if (!absolute_or_empty("--profile-dir", optarg))
 				return -EINVAL;
-			}
 			a->svc.manager.profile_dir = optarg;
 			break;
 		case ARG_RECORD_MAX:

@@ -11,9 +11,9 @@
 /*
  * The scheduler-cost sampler runs for one interval in COST_PROBE_EVERY,
  * and at once for a busy device whose scheduler has no cost yet (a new
- * device, the first stay on Kyber): at 1 kHz per CPU while it runs, that
- * is a few hundredths of a percent of the CPU on average, and idle CPUs
- * are left alone the rest of the time.
+ * device, the first stay on Kyber): one BPF run per millisecond of CPU
+ * while it runs, none per I/O, and idle CPUs are left alone the rest of
+ * the time.
  */
 #define COST_PROBE_EVERY 10
 
