@@ -62,7 +62,8 @@ SHARED_SRCS := shared/log.c shared/parse-util.c shared/hist.c shared/goal.c shar
 	shared/record.c
 # daemon/controller/: the control law and its parts (controller.h). Pure:
 # linked into unit tests without root.
-CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-targets.c daemon/controller/ctl-sched.c \
+CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-protect.c \
+	daemon/controller/ctl-targets.c daemon/controller/ctl-sched.c \
 	daemon/controller/ctl-metric.c daemon/controller/ctl-regime.c \
 	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),

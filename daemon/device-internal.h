@@ -58,6 +58,9 @@ struct device {
 void device_format_targets(char *buf, size_t n, const struct kyber_targets *t);
 /* Write targets (logged on failure); d->written follows. */
 int device_write_targets(struct device *d, const struct kyber_targets *t);
+/* Write what the controller decided (if dec->write), log it with the
+ * evidence of s, arm the settle timer and tell the bus; true if written. */
+bool device_apply(struct device *d, const struct ctl_sample *s, const struct ctl_decision *dec);
 void device_refresh_scheduler(struct device *d);
 /* The next interval starts after the settle time: the one after a change is not clean. */
 void device_arm_settle(struct device *d);

@@ -87,6 +87,21 @@ int device_sched_adopt(struct device *d, sd_bus_error *error)
 	return switch_to(d, SCHED_RUN_KYBER, NULL, error);
 }
 
+/*
+ * Kyber came because reads missed with writes running: protect them from
+ * its first interval, with targets from the interval that showed the need,
+ * rather than spend that interval at Kyber's defaults (which judge reads
+ * against 2 ms whatever the goal, and are then judged on a queue drained
+ * by the switch).
+ */
+static void engage_at_switch(struct device *d, const struct ctl_sample *s)
+{
+	struct ctl_decision dec;
+
+	if (controller_engage(d->ctl, s, d->last.metric_ns, &dec))
+		(void)device_apply(d, s, &dec);
+}
+
 bool device_sched_step(struct device *d, const struct ctl_sample *s)
 {
 	struct sched_input in = sched_input_from(&d->last, s);
@@ -108,6 +123,8 @@ bool device_sched_step(struct device *d, const struct ctl_sample *s)
 	if (switch_to(d, a == SCHED_TO_KYBER ? SCHED_RUN_KYBER : SCHED_RUN_ORIGINAL, d->last.reason, NULL) < 0)
 		return false;
 	device_set_state(d, a == SCHED_TO_KYBER ? CTL_LEARNING : CTL_HOLDING, d->sched.reason);
+	if (a == SCHED_TO_KYBER)
+		engage_at_switch(d, s);
 	return true;
 }
 

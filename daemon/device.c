@@ -144,8 +144,7 @@ void device_arm_settle(struct device *d)
 		log_dev_warning(d->dev.name, "failed to arm the settle timer");
 }
 
-/* Write what the controller decided. */
-static bool apply(struct device *d, const struct ctl_sample *s, const struct ctl_decision *dec)
+bool device_apply(struct device *d, const struct ctl_sample *s, const struct ctl_decision *dec)
 {
 	const struct manager_callbacks *cb = d->env.cb;
 	char old[48], new[48], obs[320];
@@ -211,7 +210,7 @@ void device_step(struct device *d)
 		ctl_sample_from_interval(d->ms.iv, &s);
 		if (d->sched.run == SCHED_RUN_KYBER) {
 			controller_decide(d->ctl, &s, &d->written, &d->last);
-			changed = apply(d, &s, &d->last);
+			changed = device_apply(d, &s, &d->last);
 		} else
 			controller_observe(d->ctl, &s, &d->last);
 		device_set_state(d, d->last.state, d->last.reason);

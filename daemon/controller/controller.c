@@ -68,7 +68,7 @@ void controller_init(struct controller *c, const struct goal *g)
 	controller_relearn(c);
 }
 
-static void _printf_(2, 3) say(struct ctl_decision *d, const char *fmt, ...)
+void ctl_say(struct ctl_decision *d, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -79,23 +79,23 @@ static void _printf_(2, 3) say(struct ctl_decision *d, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- targets */
 
-static void go_open(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		    struct ctl_decision *d)
+void ctl_go_open(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		 struct ctl_decision *d)
 {
 	c->protecting = false;
 	if (!ctl_is_open(c->goal.mode, s, cur))
 		d->targets = ctl_open_point(c->goal.mode, s, cur);
 }
 
-static uint64_t protect_read_target(const struct controller *c)
+uint64_t ctl_protect_read_target(const struct controller *c)
 {
 	return ctl_read_target(&c->goal, c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT,
 			       c->read_scale);
 }
 
-static void protect_targets(const struct controller *c, struct ctl_decision *d)
+void ctl_protect_targets(const struct controller *c, struct ctl_decision *d)
 {
-	d->targets.read_ns = protect_read_target(c);
+	d->targets.read_ns = ctl_protect_read_target(c);
 	d->targets.write_ns = ctl_level_ns(c->level);
 }
 
@@ -103,14 +103,14 @@ static void protect_targets(const struct controller *c, struct ctl_decision *d)
 
 /* The highest level at which writes would run free (their P99 at full
  * depth over the target: Kyber grows them back), and the highest allowed. */
-static int open_level(const struct controller *c, const struct ctl_sample *s)
+int ctl_open_level(const struct controller *c, const struct ctl_sample *s)
 {
 	double w = c->regime.w_free_ns > 0 ? c->regime.w_free_ns : (double)s->write.total_p99_ns;
 
 	return ctl_level_at_least(CTL_OPEN_BELOW * w) - 1;
 }
 
-static int max_level(const struct controller *c, const struct ctl_sample *s)
+int ctl_max_level(const struct controller *c, const struct ctl_sample *s)
 {
 	double w = c->regime.w_free_ns > 0 ? c->regime.w_free_ns : (double)s->write.total_p99_ns;
 	int max = ctl_level_at_least(CTL_LEVEL_MAX_FACTOR * w);
@@ -122,339 +122,11 @@ static int max_level(const struct controller *c, const struct ctl_sample *s)
 
 		if (ctl_level_ns(floor_level) > floor_ns)
 			floor_level--;
-		max = MIN(max, MAX(floor_level, open_level(c, s) + 1));
+		max = MIN(max, MAX(floor_level, ctl_open_level(c, s) + 1));
 	}
 	if (c->floor_cap >= 0)
 		max = MIN(max, c->floor_cap);
 	return max;
-}
-
-/* ---------------------------------------------------------------- the law */
-
-/* A far miss keeps a level out of use for twice as long. */
-static unsigned miss_weight(const struct controller *c, uint64_t metric)
-{
-	return metric >= CTL_FAR_MISS * c->goal.read_ns ? 2 : 1;
-}
-
-static void set_level(struct controller *c, int level, int move, struct ctl_decision *d)
-{
-	c->level = level;
-	c->last_move = move;
-	c->frozen = move < 0;	/* a cut is frozen once reads are fine; a step down is */
-	protect_targets(c, d);
-}
-
-/*
- * The level at which Kyber cuts the writes, where they are now, by about
- * as much as reads miss the goal: it scales a congested domain by (b + 1)/4
- * for a P99 in bucket b of its target, so the target is chosen to put the
- * writes' P99 in the middle of the bucket nearest goal/metric (x1/4 for
- * reads 4x over the goal, x1/2 for 2x, x3/4 closer). A Kyber depth above
- * the writes outstanding holds nothing back: the cut is counted from the
- * writes in flight. Each settled interval that still misses after a cut
- * makes the next cut one bucket harder: reads need not scale with the
- * write depth (a garbage-collection tail follows the write rate).
- */
-static int cut_level(const struct controller *c, const struct ctl_sample *s, uint64_t metric)
-{
-	static const double bucket_middle[3] = { 0.125, 0.375, 0.625 };
-	double want = (double)c->goal.read_ns / (double)MAX(metric, 1ULL);
-	uint32_t depth = s->write.kyber_depth;
-	int b;
-
-	if (depth && s->write.outstanding < depth)
-		want *= MAX(s->write.outstanding, 1.0) / depth;
-	b = (int)clampd(round(4 * want - 1) - c->miss_streak, 0, 2);
-	return ctl_level_at_least((double)s->write.total_p99_ns / bucket_middle[b]);
-}
-
-/* The level at which Kyber holds the writes where they are: their P99 in
- * the middle of bucket 3, neither cut on a congested window nor grown on
- * a noisy one. */
-static int hold_level(const struct ctl_sample *s)
-{
-	return ctl_level_at_least((double)s->write.total_p99_ns / CTL_HOLD_MIDDLE);
-}
-
-/* From open: a level at which Kyber cuts the writes by about as much as
- * reads miss the goal, while they do; reads at the goal's P90 stop it. */
-static void engage(struct controller *c, const struct ctl_sample *s, uint64_t metric,
-		   struct ctl_decision *d)
-{
-	int open = open_level(c, s);
-
-	ctl_levels_missed(&c->levels, CTL_LEVEL_OPEN, miss_weight(c, metric));
-	c->protecting = true;
-	c->read_scale = 1.0;
-	c->lower_step = 1;
-	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
-	ctl_interference_start(&c->o8, (double)metric, s->write.iops);
-	set_level(c, MIN(MAX(cut_level(c, s, metric), open + 1), max_level(c, s)), +1, d);
-}
-
-static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
-		    const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
-{
-	double t = (double)ctl_level_ns(c->level);
-	int max = max_level(c, s), up;
-	bool hurt_lowered = false;
-
-	c->slack_streak = 0;
-	c->lower_step = 1;
-	if (settled)
-		c->miss_streak++;
-	/* Right after a step down, the miss is that step's doing. */
-	if (settled || c->last_move < 0)
-		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric));
-	if (settled && s->read.device_p90_ns &&
-	    s->read.device_p90_ns <= MAX(protect_read_target(c), cur->read_ns) &&
-	    c->read_scale > CTL_READ_SCALE_MIN) {
-		/* A tail under a calm P90: Kyber does not see the reads hurt
-		 * (by the target in force, which may be one a rewrite left
-		 * alone). Put the read target under their P90 now. */
-		double shape = c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT;
-		double now = CTL_READ_SCALE_STEP * (double)s->read.device_p90_ns /
-			     (shape * (double)c->goal.read_ns);
-
-		c->read_scale = MAX(MIN(c->read_scale * CTL_READ_SCALE_STEP, now), CTL_READ_SCALE_MIN);
-		protect_targets(c, d);
-		hurt_lowered = true;
-	}
-	if (c->level >= max || s->write.kyber_depth == 1) {
-		c->infeasible |= ++c->infeasible_streak >= 2;
-		if (c->goal.write_iops_min && c->level >= max && s->write.kyber_depth != 1)
-			say(d, "read P%g %s over goal %s with writes at write-iops-min=%llu: holding",
-			    c->goal.read_pct, m, g, (unsigned long long)c->goal.write_iops_min);
-		else
-			say(d, "read P%g %s over goal %s with writes throttled as far as they go (depth %u): "
-			    "the goal is out of reach, keeping the best setting", c->goal.read_pct, m, g,
-			    s->write.kyber_depth);
-		return;
-	}
-	c->infeasible_streak = 0;
-	/* While Kyber cuts, the cut follows the distance to the goal (less
-	 * as reads get near it); the level never goes under the one in force
-	 * unless Kyber is cutting. */
-	up = cut_level(c, s, metric);
-	if ((double)s->write.total_p99_ns >= CTL_CUT_ZONE * t)
-		up = MAX(up, c->level + 1);
-	set_level(c, MIN(MAX(up, open_level(c, s) + 1), max), +1, d);
-	say(d, "read P%g %s over goal %s: %swrite target %.3gms", c->goal.read_pct, m, g,
-	    hurt_lowered ? "read P90 under the read target: lower read target, " : "more write throttling, ",
-	    (double)ctl_level_ns(c->level) / 1e6);
-}
-
-/* Reads are fine after a cut: hold the writes there (a read spike no
- * longer cuts them further; the law decides that, on a second's data),
- * at a level that has held them lately. Once per cut; false when there is
- * nothing to freeze. */
-static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
-{
-	int level = MAX(hold_level(s), open_level(c, s) + 1);
-
-	while (level < c->level && ctl_levels_unusable(&c->levels, level))
-		level++;
-	if (c->frozen || level >= c->level)
-		return false;
-	set_level(c, level, -1, d);
-	return true;
-}
-
-/*
- * Writes held by a level from below settle shallower than where a cut from
- * above left them at the same level (where a depth's rate is nearly flat,
- * so is its latency: Kyber stops growing them early). When a level once
- * met the goal with clearly more writes than it holds now (after a
- * disturbance, say), the way back is the way there: let the writes run
- * free for an interval and cut from above again, the read target stopping
- * the cut where reads are fine. At most once per evidence half-life.
- */
-static bool recut(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		  struct ctl_decision *d, const char *m, const char *g)
-{
-	double held = ctl_levels_rate(&c->levels, c->level);
-
-	/* The lower rate must hold for two intervals: one alone may be a
-	 * workload's edge (writes stopping within the interval). */
-	if (c->reprobe_hold || held < CTL_RECUT_GAIN * s->write.iops ||
-	    held < CTL_RECUT_GAIN * c->prev_write_iops)
-		return false;
-	ctl_levels_forget_rate(&c->levels, c->level);
-	c->reprobe_hold = CTL_EVIDENCE_HALF_LIFE;
-	go_open(c, s, cur, d);
-	c->last_move = -1;
-	say(d, "read P%g %s well under goal %s with writes at %.0f of the %.0f IOPS this level held: "
-	    "let them run free, then cut again from above", c->goal.read_pct, m, g, s->write.iops, held);
-	return true;
-}
-
-/* The writes' P99 is too near the level's target for either a hold or a
- * deliberate growth. */
-static bool in_noise_band(const struct ctl_sample *s, int level)
-{
-	double r = (double)s->write.total_p99_ns / (double)ctl_level_ns(level);
-
-	return r >= CTL_NOISE_LO && r <= CTL_NOISE_HI;
-}
-
-/* The next level down for more writes: a step (growing while reads keep
- * having room), or straight to a lower level known to meet the goal; never
- * onto or past a level that missed it lately. c->level if there is none. */
-static int lower_level(const struct controller *c, int open)
-{
-	int target = MAX(c->level - c->lower_step, 0), known;
-
-	for (int l = c->level - 1; l >= target; l--)
-		if (ctl_levels_unusable(&c->levels, l))
-			return l + 1;
-	known = ctl_levels_good_below(&c->levels, c->level, open + 1);
-	return known >= 0 && known < target ? known : target;
-}
-
-static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
-		     const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
-{
-	int open = open_level(c, s), next;
-
-	c->infeasible_streak = 0;
-	if (settled)
-		ctl_levels_met(&c->levels, c->level, s->write.iops);
-	if (++c->slack_streak < CTL_SLACK_INTERVALS) {
-		say(d, "read P%g %s well under goal %s", c->goal.read_pct, m, g);
-		return;
-	}
-	c->slack_streak = 0;
-	if (s->write.iops >= CTL_FULL_RATE * c->regime.w_free_iops) {
-		/* Less throttling would only add writes in flight, not
-		 * throughput: where the rate is flat in the depth, the
-		 * writes' latency is too, and Kyber could not hold them. */
-		say(d, "read P%g %s well under goal %s with writes at their free-running rate: holding",
-		    c->goal.read_pct, m, g);
-		return;
-	}
-	if (freeze(c, s, d)) {
-		say(d, "read P%g %s well under goal %s: hold the writes where they are (write target %.3gms)",
-		    c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
-		return;
-	}
-	if (recut(c, s, cur, d, m, g))
-		return;
-	next = lower_level(c, open);
-	/* A target just above or below the writes' P99 holds them only until
-	 * the P99's noise crosses it: go on to one that grows them on
-	 * purpose (Kyber stops growing them where their P99 falls under it),
-	 * or hold. */
-	while (next > open && next < c->level && in_noise_band(s, next) &&
-	       !ctl_levels_unusable(&c->levels, next - 1))
-		next--;
-	if (next > open && in_noise_band(s, next))
-		next = c->level;
-	if (next <= open && !ctl_levels_unusable(&c->levels, CTL_LEVEL_OPEN)) {
-		go_open(c, s, cur, d);
-		c->last_move = -1;
-		say(d, "read P%g %s well under goal %s: throttling off", c->goal.read_pct, m, g);
-		return;
-	}
-	next = MAX(next, open + 1);
-	if (next >= c->level) {
-		say(d, "read P%g %s well under goal %s; less write throttling missed it lately: holding",
-		    c->goal.read_pct, m, g);
-		return;
-	}
-	if (metric < CTL_FAR_SLACK * c->goal.read_ns)
-		c->lower_step = MIN(c->lower_step + 1, CTL_LOWER_MAX);
-	else
-		c->lower_step = 1;
-	c->read_scale = MIN(c->read_scale / CTL_READ_SCALE_STEP, 1.0);
-	set_level(c, next, -1, d);
-	say(d, "read P%g %s well under goal %s: less write throttling (write target %.3gms)",
-	    c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
-}
-
-/*
- * Kyber grew the writes although they already ran at their free-running
- * rate, under targets unchanged for two intervals: the level's target sits
- * in the scatter of the writes' latency, where Kyber lets them creep up
- * until reads miss (CTL_DRIFT_WEIGHT). Remember it, and unless reads miss
- * already (the cut then takes over), go one level up, where their latency
- * sits under the target: the writes keep their rate, and stay where they
- * are.
- */
-static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_verdict v,
-		    struct ctl_decision *d)
-{
-	if (c->since_write < 2 || !c->prev_write_depth || s->write.kyber_depth <= c->prev_write_depth ||
-	    c->prev_write_iops < CTL_FULL_RATE * c->regime.w_free_iops)
-		return false;
-	ctl_levels_drifted(&c->levels, c->level);
-	if (v == V_MISS || c->level >= max_level(c, s))
-		return false;
-	set_level(c, c->level + 1, +1, d);
-	c->frozen = true;
-	say(d, "Kyber grew the writes (depth %u -> %u) at their free-running rate: write target in their "
-	    "latency noise, one level up (%.3gms)", c->prev_write_depth, s->write.kyber_depth,
-	    (double)ctl_level_ns(c->level) / 1e6);
-	return true;
-}
-
-/* write-iops-min outranks the read goal: writes under it get a lower
- * level, and no level above that one is used again in this regime. */
-static bool below_floor(struct controller *c, const struct ctl_sample *s, enum ctl_verdict v,
-			struct ctl_decision *d, const char *m, const char *g)
-{
-	if (!c->goal.write_iops_min || s->write.iops >= (double)c->goal.write_iops_min ||
-	    c->level <= open_level(c, s) + 1)
-		return false;
-	set_level(c, c->level - 1, -1, d);
-	c->floor_cap = c->level;
-	c->floor_bound = v == V_MISS;
-	d->state = c->floor_bound ? CTL_INFEASIBLE : CTL_TRACKING;
-	say(d, "write IOPS %.0f below write-iops-min=%llu: less write throttling (read P%g %s, goal %s)",
-	    s->write.iops, (unsigned long long)c->goal.write_iops_min, c->goal.read_pct, m, g);
-	return true;
-}
-
-static void protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		    uint64_t metric, struct ctl_decision *d)
-{
-	uint32_t depth = s->write.kyber_depth;
-	bool settled = c->since_write >= 1 && (depth ? depth == c->prev_write_depth : c->since_write >= 2);
-	char m[DURATION_BUF_MAX], g[DURATION_BUF_MAX];
-	enum ctl_verdict v = ctl_metric_judge(&c->goal, &c->metric, metric);
-
-	format_duration(m, sizeof(m), metric);
-	format_duration(g, sizeof(g), c->goal.read_ns);
-	protect_targets(c, d);
-	if (below_floor(c, s, v, d, m, g))
-		return;
-	if (settled && ctl_interference_none(&c->o8, (double)metric, s->write.iops)) {
-		go_open(c, s, cur, d);
-		d->state = CTL_HOLDING;
-		say(d, "throttling writes cut them to %.0f IOPS but read P%g stayed at %s: no read/write "
-		    "interference (O-8), throttling off", s->write.iops, c->goal.read_pct, m);
-		return;
-	}
-	if (v != V_MISS)
-		c->miss_streak = 0;
-	if (drifted(c, s, v, d)) {
-		c->slack_streak = 0;
-	} else if (v == V_MISS) {
-		on_miss(c, s, metric, settled, cur, d, m, g);
-	} else if (v == V_SLACK) {
-		on_slack(c, s, metric, settled, cur, d, m, g);
-	} else {
-		c->slack_streak = 0;
-		c->lower_step = 1;
-		if (settled && v == V_OK && !freeze(c, s, d))
-			ctl_levels_met(&c->levels, c->level, s->write.iops);
-		say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
-		    (double)ctl_level_ns(c->level) / 1e6);
-	}
-	if (c->floor_bound && v == V_MISS && c->protecting)
-		d->state = CTL_INFEASIBLE;	/* the floor and the goal cannot both hold */
-	else if (v != V_MISS)
-		c->floor_bound = false;
 }
 
 /* A new workload: what the levels did says nothing about it. A new writer
@@ -463,11 +135,14 @@ static void protect(struct controller *c, const struct ctl_sample *s, const stru
  * more reads come beside the same writes: unthrottled writes that made
  * fewer reads miss the goal make more reads miss it too (each read now
  * also waits behind other reads), so the open point's misses stay, and
- * the law does not take throttling off to find that out again. */
+ * the law does not take throttling off to find that out again. So do they
+ * where writes stop, start or change under a throttle kept in force: they
+ * are why it is kept, and the writers' free-running figures, which would
+ * say where open begins, are unknown until the writes run free again. */
 static void new_regime(struct controller *c, enum ctl_shift shift)
 {
 	ctl_metric_forget(&c->metric);
-	if (shift == CTL_SHIFT_MORE_READS)
+	if (shift == CTL_SHIFT_MORE_READS || (shift == CTL_SHIFT_WRITES && c->protecting))
 		ctl_levels_forget_but_open_misses(&c->levels);
 	else
 		ctl_levels_forget(&c->levels);
@@ -522,56 +197,56 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 				s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP);
 
 	if (g->mode == GOAL_MODE_THROUGHPUT || g->mode == GOAL_MODE_BALANCED) {
-		go_open(c, s, cur, d);
-		say(d, "mode=%s: targets at the open point, nothing throttled", goal_mode_to_string(g->mode));
+		ctl_go_open(c, s, cur, d);
+		ctl_say(d, "mode=%s: targets at the open point, nothing throttled", goal_mode_to_string(g->mode));
 	} else if (!writes_active(s)) {
 		/* Throttling no writes costs nothing: a throttle in force
 		 * stays for their return, so that reads are protected from
 		 * its first second, not after the metric's window. */
 		if (!c->protecting)
-			go_open(c, s, cur, d);
+			ctl_go_open(c, s, cur, d);
 		if (d->goal_known && !d->goal_met)
 			d->state = CTL_INFEASIBLE;
-		say(d, "%s%sno writes to throttle%s%s", shift, *shift ? ": " : "",
-		    d->goal_known && !d->goal_met ? "; reads miss the goal on their own" : "",
-		    c->protecting ? "; the write target stays for their return" : "");
+		ctl_say(d, "%s%sno writes to throttle%s%s", shift, *shift ? ": " : "",
+			d->goal_known && !d->goal_met ? "; reads miss the goal on their own" : "",
+			c->protecting ? "; the write target stays for their return" : "");
 	} else if (s->write.outstanding <= CTL_G1_OUTSTANDING) {
 		/* G-1: Kyber always lets one write through. Hands off. */
 		d->state = CTL_HOLDING;
-		say(d, "writes have %.1f requests outstanding: Kyber cannot throttle a single "
-		    "outstanding write (G-1), holding", s->write.outstanding);
+		ctl_say(d, "writes have %.1f requests outstanding: Kyber cannot throttle a single "
+			"outstanding write (G-1), holding", s->write.outstanding);
 	} else if (ctl_interference_holding(&c->o8, d->goal_known && c->since_write >= CTL_O8_SETTLE,
 					    (double)metric)) {
-		go_open(c, s, cur, d);
+		ctl_go_open(c, s, cur, d);
 		d->state = CTL_HOLDING;
-		say(d, "throttling writes did not improve reads (no read/write interference, O-8): "
-		    "not throttling, probing again in %u intervals", c->o8.hold);
+		ctl_say(d, "throttling writes did not improve reads (no read/write interference, O-8): "
+			"not throttling, probing again in %u intervals", c->o8.hold);
 	} else if (!d->goal_known) {
 		/* Between estimates nothing changes, the state included. */
 		d->state = c->decided ? c->last_state : CTL_LEARNING;
-		say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
-		    g->read_pct, (unsigned long long)c->metric.window_n,
-		    (unsigned long long)controller_samples_needed(g->read_pct));
+		ctl_say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
+			g->read_pct, (unsigned long long)c->metric.window_n,
+			(unsigned long long)controller_samples_needed(g->read_pct));
 	} else if (!c->protecting && !at_risk(c, metric)) {
 		c->decided = true;
 		if (c->since_write >= 1)
 			ctl_levels_met(&c->levels, CTL_LEVEL_OPEN, s->write.iops);
-		go_open(c, s, cur, d);
-		say(d, "%s%sread P%g %s within goal without throttling", shift, *shift ? ": " : "",
-		    g->read_pct, m);
+		ctl_go_open(c, s, cur, d);
+		ctl_say(d, "%s%sread P%g %s within goal without throttling", shift, *shift ? ": " : "",
+			g->read_pct, m);
 	} else if (!c->protecting) {
 		c->decided = true;
-		engage(c, s, metric, d);
-		say(d, "%s%sread P%g %s at risk of missing goal: protecting reads (write target %.3gms)",
-		    shift, *shift ? ": " : "", g->read_pct, m, (double)d->targets.write_ns / 1e6);
+		ctl_engage(c, s, metric, d);
+		ctl_say(d, "%s%sread P%g %s at risk of missing goal: protecting reads (write target %.3gms)",
+			shift, *shift ? ": " : "", g->read_pct, m, (double)d->targets.write_ns / 1e6);
 	} else {
 		c->decided = true;
-		protect(c, s, cur, metric, d);
+		ctl_protect(c, s, cur, metric, d);
 		if (*shift) {
 			char r[sizeof(d->reason)];
 
 			snprintf(r, sizeof(r), "%s", d->reason);
-			say(d, "%s; %s", shift, r);
+			ctl_say(d, "%s; %s", shift, r);
 		}
 	}
 	if (c->infeasible && d->state == CTL_TRACKING)
@@ -633,6 +308,29 @@ void controller_seed(struct controller *c, uint64_t write_ns, double write_free_
 	c->last_state = CTL_TRACKING;
 	/* The level of the target: the goal was met there, and the law moves
 	 * on from it as from a cut of its own. */
-	set_level(c, ctl_level_at_least((double)write_ns), -1, &d);
+	ctl_set_level(c, ctl_level_at_least((double)write_ns), -1, &d);
 	ctl_levels_met(&c->levels, c->level, 0);
+}
+
+bool controller_engage(struct controller *c, const struct ctl_sample *s, uint64_t metric,
+		       struct ctl_decision *d)
+{
+	char m[DURATION_BUF_MAX];
+
+	if (c->protecting || c->goal.mode != GOAL_MODE_LATENCY || !c->goal.has_read ||
+	    metric <= c->goal.read_ns || !writes_active(s) || s->write.outstanding <= CTL_G1_OUTSTANDING)
+		return false;
+	memset(d, 0, sizeof(*d));
+	c->decided = true;
+	c->last_state = d->state = CTL_TRACKING;
+	c->since_write = 0;
+	ctl_engage(c, s, metric, d);
+	ctl_never_harmful(s, &d->targets);
+	d->write = true;
+	d->goal_known = true;
+	d->metric_ns = metric;
+	ctl_say(d, "read P%g %s on the original scheduler: protecting reads from the switch on "
+		"(write target %.3gms)", c->goal.read_pct, format_duration(m, sizeof(m), metric),
+		(double)d->targets.write_ns / 1e6);
+	return true;
 }

@@ -11,7 +11,8 @@
  *   struct ctl_regime        ctl-regime.c        workload signature, the writes' free-running figures
  *   struct ctl_levels        ctl-levels.c        what each write-target level did to reads
  *   struct ctl_interference  ctl-interference.c  whether throttling writes helps reads (O-8)
- *   the rest of struct controller   controller.c the law: open or protecting, the level in force
+ *   the rest of struct controller   controller.c the law: open or protecting;
+ *                                    ctl-protect.c the level in force while protecting
  * and ctl-targets.c computes the targets themselves (pure functions).
  */
 #pragma once
@@ -82,7 +83,7 @@ struct controller {
 	struct ctl_regime regime;
 	struct ctl_levels levels;
 	struct ctl_interference o8;
-	/* The law (controller.c). */
+	/* The law (controller.c, ctl-protect.c). */
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */
 	int last_move;			/* the last level change: +1 up, -1 down (or open), 0 none */
@@ -123,6 +124,17 @@ void controller_relearn(struct controller *c);
  * to help reads (no O-8 probe). The law moves on from there.
  */
 void controller_seed(struct controller *c, uint64_t write_ns, double write_free_p99_ns, double write_free_iops);
+
+/*
+ * The device has just switched to Kyber because reads missed the goal with
+ * writes running (s: that interval on the original scheduler, metric: its
+ * read percentile). Protect from the first interval on Kyber, cutting the
+ * writes from where s saw them, instead of spending it at Kyber's default
+ * targets: d says what to write and why. False, and nothing to write,
+ * where the law already protects (a seed) or s gives no reason to.
+ */
+bool controller_engage(struct controller *c, const struct ctl_sample *s, uint64_t metric,
+		       struct ctl_decision *d);
 
 /*
  * One step on a settled interval. cur: the targets in force (as read from

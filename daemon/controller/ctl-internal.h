@@ -2,7 +2,9 @@
 /*
  * The controller's parts, each owning one piece of struct controller
  * (controller.h lists which). controller.c calls them; they never call
- * each other. Pure: no I/O, no clock.
+ * each other. The law itself is two files: controller.c decides between
+ * open and protecting, ctl-protect.c steers while protecting, and both
+ * use the helpers below. Pure: no I/O, no clock.
  */
 #pragma once
 
@@ -22,6 +24,29 @@ static inline bool writes_active(const struct ctl_sample *s)
 {
 	return s->write.completed > 0 && s->write.iops >= CTL_WRITES_ACTIVE_IOPS;
 }
+
+/* controller.c: the decision's reason, and the targets and level bounds
+ * of the law's state. */
+void ctl_say(struct ctl_decision *d, const char *fmt, ...) _printf_(2, 3);
+/* Throttling off: the open point, unless cur already is one. */
+void ctl_go_open(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		 struct ctl_decision *d);
+uint64_t ctl_protect_read_target(const struct controller *c);
+/* The read target and the write target of the level in force. */
+void ctl_protect_targets(const struct controller *c, struct ctl_decision *d);
+/* The highest level at which writes would run free, and the highest
+ * level allowed. */
+int ctl_open_level(const struct controller *c, const struct ctl_sample *s);
+int ctl_max_level(const struct controller *c, const struct ctl_sample *s);
+
+/* ctl-protect.c: the law while protecting. */
+/* Move to `level` (move: +1 a cut, -1 a step down) and protect there. */
+void ctl_set_level(struct controller *c, int level, int move, struct ctl_decision *d);
+/* From open: protect, cutting the writes about as far as reads miss. */
+void ctl_engage(struct controller *c, const struct ctl_sample *s, uint64_t metric, struct ctl_decision *d);
+/* One settled-or-not interval while protecting. */
+void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		 uint64_t metric, struct ctl_decision *d);
 
 /* ctl-targets.c: the targets the law writes. Pure functions. */
 /* Into [KYBER_TARGET_MIN_NS, KYBER_TARGET_MAX_NS]. */

@@ -53,6 +53,8 @@ void sched_choice_start_on_kyber(struct sched_choice *c, const char *why)
 /* On the original: has the goal been missed while writes ran, long enough? */
 static enum sched_action step_original(struct sched_choice *c, const struct sched_input *in)
 {
+	bool far;
+
 	if (!c->has_read)
 		return SCHED_STAY;
 	if (!in->goal_known || in->goal_met) {
@@ -66,10 +68,15 @@ static enum sched_action step_original(struct sched_choice *c, const struct sche
 		return SCHED_STAY;
 	}
 	c->misses++;
-	if (c->misses < SCHED_MISSES_TO_KYBER || c->since_switch < c->hold)
+	far = (double)in->metric_ns >= SCHED_FAR_MISS * (double)c->goal_ns;
+	if ((c->misses < SCHED_MISSES_TO_KYBER && !far) || c->since_switch < c->hold)
 		return SCHED_STAY;
-	snprintf(c->reason, sizeof(c->reason), "goal missed %u intervals in a row with writes running",
-		 c->misses);
+	if (c->misses < SCHED_MISSES_TO_KYBER)
+		snprintf(c->reason, sizeof(c->reason), "goal missed by %.1fx with writes running",
+			 (double)in->metric_ns / (double)c->goal_ns);
+	else
+		snprintf(c->reason, sizeof(c->reason), "goal missed %u intervals in a row with writes running",
+			 c->misses);
 	return SCHED_TO_KYBER;
 }
 

@@ -55,10 +55,14 @@
  * from less throttling (the rate is flat in the depth). */
 #define CTL_FULL_RATE 0.97
 /* A level that once met the goal with this x the writes it holds now is
- * re-cut from above (controller.c, recut()). */
+ * re-cut from above (ctl-protect.c, recut()). */
 #define CTL_RECUT_GAIN 1.15
 /* Settled intervals of slack in a row before writes get more. */
 #define CTL_SLACK_INTERVALS 3
+/* x the last interval's write rate: writes under it stopped or paused
+ * within the interval, whose reads saw them only in part. Its slack is
+ * the pause's, not the level's, and gives the writes nothing. */
+#define CTL_SLACK_EDGE_RATE 0.5
 /* x the writes' unthrottled P99: a write target under this makes Kyber
  * grow writes back to full depth (under 1x always; up to 25% above it
  * whenever the P99's noise crosses the target), so such a level is the
@@ -189,6 +193,10 @@
  * before Kyber is started: one noisy second does not switch, and the
  * switch still comes within the 5 s a goal has to be met in. */
 #define SCHED_MISSES_TO_KYBER 2
+/* x goal: a miss this far is no noisy second (one-second P99s vary by 2x
+ * on these hosts, tests/integration/test_sched_choice.py): one interval
+ * of it with writes running starts Kyber. */
+#define SCHED_FAR_MISS 3.0
 /* Intervals in a row in which Kyber bought nothing (writes not throttled,
  * or none, and the goal held with margin) before it is left: longer than
  * a workload that alternates every 10 s stays in one phase. */

@@ -394,6 +394,22 @@ static void decide(struct controller *c, const struct ctl_sample *s, struct kybe
 	*cur = d->targets;
 }
 
+/* A controller for read-p99=2ms that has just engaged: reads at 8 ms beside
+ * free-running writes. */
+static void engaged_at_2ms(struct controller *c, struct kyber_targets *cur)
+{
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+	struct goal g;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	controller_init(c, &g);
+	flat_sample(&s, h, 8 * MSEC, 16000, 128);
+	decide(c, &s, cur, &d);
+	assert_true(c->protecting);
+}
+
 /*
  * Kyber grows writes already at their free-running rate: the level's
  * target sits in their latency noise (flashsim over FUSE: their 100 ms
@@ -408,15 +424,10 @@ static void test_drift_leaves_level(void **state)
 	struct ctl_decision d;
 	struct ctl_sample s;
 	hist_t h;
-	struct goal g;
 	uint64_t drifted_ns, above_ns;
 
-	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
-	controller_init(&c, &g);
 	/* Free-running writes, reads far over the goal: protect. */
-	flat_sample(&s, h, 8 * MSEC, 16000, 128);
-	decide(&c, &s, &cur, &d);
-	assert_true(c.protecting);
+	engaged_at_2ms(&c, &cur);
 	/* Reads within the goal: the writes are frozen where their P99
 	 * (13 ms) is held, at their free-running rate, depth steady. */
 	for (unsigned i = 0; i < 6; i++) {
@@ -476,15 +487,8 @@ static void test_recut_needs_a_lasting_drop(void **state)
 {
 	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
 	struct controller c, edge;
-	struct ctl_decision d;
-	struct ctl_sample s;
-	hist_t h;
-	struct goal g;
 
-	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
-	controller_init(&c, &g);
-	flat_sample(&s, h, 8 * MSEC, 16000, 128);
-	decide(&c, &s, &cur, &d);
+	engaged_at_2ms(&c, &cur);
 	/* A level that meets the goal with 12000 writes a second. */
 	assert_false(run_free_within(&c, &cur, 12000, 20));
 	edge = c;
@@ -496,6 +500,52 @@ static void test_recut_needs_a_lasting_drop(void **state)
 	}
 	/* A third of the rate for good: re-cut from above. */
 	assert_true(run_free_within(&c, &cur, 4000, 10));
+}
+
+/*
+ * Reads well under the goal in an interval in which the writes stopped part
+ * way say nothing of the level: the writes get no less throttling for it,
+ * and come back to the level that held them. Slack at the writes' usual
+ * rate still gives them more.
+ */
+static void slow_writes(struct ctl_sample *s, hist_t h, uint64_t read_ns, double write_iops)
+{
+	flat_sample(s, h, read_ns, write_iops, 10);
+	s->write.total_p99_ns = 20 * MSEC;	/* throttled: 200 outstanding at 10k/s */
+}
+
+static void test_slack_of_a_pause(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, held;
+	struct controller c, fresh;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+
+	engaged_at_2ms(&c, &cur);
+	for (unsigned i = 0; i < 6; i++) {
+		slow_writes(&s, h, 1500 * USEC, 10000);
+		decide(&c, &s, &cur, &d);
+	}
+	held = cur;
+	/* Slack for all but the last interval the law waits for... */
+	for (unsigned slack = 0, i = 0; slack < CTL_SLACK_INTERVALS - 1; i++) {
+		assert_true(i < 10);
+		slow_writes(&s, h, 600 * USEC, 10000);
+		decide(&c, &s, &cur, &d);
+		slack += strstr(d.reason, "well under") != NULL;
+	}
+	assert_int_equal(cur.write_ns, held.write_ns);
+	fresh = c;
+	/* ...then the interval in which the writes stop: no step down. */
+	slow_writes(&s, h, 500 * USEC, 3000);
+	decide(&c, &s, &cur, &d);
+	assert_int_equal(cur.write_ns, held.write_ns);
+	assert_non_null(strstr(d.reason, "pause"));
+	/* The same slack at the writes' rate: less throttling. */
+	slow_writes(&s, h, 500 * USEC, 10000);
+	decide(&fresh, &s, &held, &d);
+	assert_true(d.write && held.write_ns < cur.write_ns);
 }
 
 /* More reads beside the same writes keep the open point's misses (reads
@@ -541,6 +591,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_needed_and_early_miss),
 		cmocka_unit_test(test_recut_needs_a_lasting_drop),
+		cmocka_unit_test(test_slack_of_a_pause),
 		cmocka_unit_test(test_more_reads_keep_open_misses),
 		cmocka_unit_test(test_flash_goal_met_writes_kept),
 		cmocka_unit_test(test_shifts),

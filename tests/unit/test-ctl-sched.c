@@ -47,6 +47,13 @@ static void test_rules(void **state)
 	assert_int_equal(c.run, SCHED_RUN_ORIGINAL);
 	assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_STAY);
 	assert_int_equal(sched_choice_step(&c, &missed_with_writes), SCHED_TO_KYBER);
+	assert_non_null(strstr(c.reason, "2 intervals in a row"));
+	/* A miss SCHED_FAR_MISS x the goal is no noisy second: one switches. */
+	sched_choice_init(&c, &g, false, true);
+	assert_int_equal(sched_choice_step(&c, &(struct sched_input) {
+		.goal_known = true, .goal_met = false, .metric_ns = 6 * MSEC, .writes = true }),
+		SCHED_TO_KYBER);
+	assert_non_null(strstr(c.reason, "missed by 3.0x"));
 	sched_choice_switched(&c, SCHED_RUN_KYBER);
 
 	/* On Kyber: throttled writes are Kyber at work; free writes and reads
@@ -162,12 +169,12 @@ static void test_none_meets_stays(void **state)
 }
 
 /*
- * R1 and R1+W256 alternating every 10 s for 2 minutes, goal 2 ms on flash:
- * at most 4 switches a minute, and the goal met again within 5 s of the
- * writes' return in every phase with writes after the first (which holds
- * the switch: test_flash_needs_kyber judges it). (The share of windows with
- * writes that meet the goal is printed: each return of the writes costs
- * the controller 3-4 s, which 10 s phases make a third of them.)
+ * R1 and R1+W256 alternating every 10 s for 2 minutes, goal 2 ms on flash
+ * (issue 13's acceptance): at most 4 switches a minute and the goal met in
+ * 90% of the windows with writes. The misses are the cold start's (two
+ * intervals on none to see the need, then the first cuts): every phase
+ * with writes after the first meets the goal from its first second, as
+ * the throttle in force stays through the phases without writes.
  */
 static void test_alternating(void **state)
 {
@@ -189,9 +196,6 @@ static void test_alternating(void **state)
 			phases_late_met += in_phase > 5 && tuner_loop_met(l);
 			if (in_phase == 10 && i > 10)
 				assert_int_equal(phases_late_met, 5);
-			/* After the cold start, the throttle kept through the
-			 * phases without writes protects reads from the first
-			 * second of their return. */
 			if (i > 10) {
 				later++;
 				later_met += tuner_loop_met(l);
@@ -200,6 +204,41 @@ static void test_alternating(void **state)
 	}
 	print_message("alternating: %u switches in 2 min, met %u/%u windows with writes (%u/%u after the "
 		      "first phase)\n", l->switches, met, with_writes, later_met, later);
+	assert_true(met >= 0.90 * with_writes);
+	assert_true(later_met >= 0.95 * later);
+	assert_true(l->switches <= 8);
+	tuner_loop_free(l);
+}
+
+/*
+ * The same with the workload's edges half-way through the daemon's
+ * intervals, as they fall on a real machine: the intervals at the edges
+ * hold part of each phase (test-controller's test_slack_of_a_pause judges
+ * what the law makes of them). Windows with writes: over
+ * ALT_WRITES_MIN_IOPS, as bench/sched_choice.py counts them.
+ */
+#define ALT_WRITES_MIN_IOPS 1000
+static void test_alternating_off_beat(void **state)
+{
+	struct tuner_loop *l = loop_new(SIM_FLASH, 2 * MSEC, 1, 0);
+	unsigned with_writes = 0, met = 0, later = 0, later_met = 0;
+
+	for (unsigned i = 1; i <= 121; i++) {
+		if ((i - 1) % 10 == 0 && i <= 120)
+			tuner_loop_shift_within(l, SEC / 2, 1, (i - 1) / 10 % 2 == 0 ? 256 : 0);
+		tuner_loop_step(l);
+		if (l->write_iops < ALT_WRITES_MIN_IOPS)
+			continue;
+		with_writes++;
+		met += tuner_loop_met(l);
+		if (i > 12) {
+			later++;
+			later_met += tuner_loop_met(l);
+		}
+	}
+	print_message("alternating off the beat: %u switches, met %u/%u windows with writes (%u/%u after the "
+		      "first phase)\n", l->switches, met, with_writes, later_met, later);
+	assert_true(met >= 0.90 * with_writes);
 	assert_true(later_met >= 0.95 * later);
 	assert_true(l->switches <= 8);
 	tuner_loop_free(l);
@@ -349,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_flash_needs_kyber),
 		cmocka_unit_test(test_none_meets_stays),
 		cmocka_unit_test(test_alternating),
+		cmocka_unit_test(test_alternating_off_beat),
 		cmocka_unit_test(test_seeded_start),
 	};
 

@@ -59,16 +59,30 @@ static void run_part(struct tuner_loop *l, uint64_t ns, struct ctl_sample *s, do
 	*writes += (double)s->write.completed;
 }
 
+void tuner_loop_shift_within(struct tuner_loop *l, uint64_t at_ns, unsigned read_qd, unsigned write_qd)
+{
+	assert_true(at_ns > 0 && at_ns < l->interval_ns);
+	sim_set_workload_at(l->sim, at_ns, read_qd, write_qd);
+}
+
 /* The scheduler choice after the controller, as daemon/device-sched.c runs it. */
 static void step_scheduler(struct tuner_loop *l)
 {
 	struct sched_input in = sched_input_from(&l->d, &l->s);
 
 	switch (sched_choice_step(&l->sched, &in)) {
-	case SCHED_TO_KYBER:
+	case SCHED_TO_KYBER: {
+		struct ctl_decision d;
+
 		sim_set_kyber(l->sim, true);	/* default targets, full depths */
 		sched_choice_switched(&l->sched, SCHED_RUN_KYBER);
+		if (controller_engage(&l->ctl, &l->s, l->d.metric_ns, &d)) {
+			check_written(&l->s, &d.targets);
+			sim_set_targets(l->sim, d.targets.read_ns, d.targets.write_ns);
+			l->changes++;
+		}
 		break;
+	}
 	case SCHED_TO_ORIGINAL:
 		sim_set_kyber(l->sim, false);
 		controller_relearn(&l->ctl);	/* the law's state was Kyber's */

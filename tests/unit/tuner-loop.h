@@ -47,6 +47,9 @@ struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_t
 void tuner_loop_free(struct tuner_loop *l);
 /* One interval and one decision, as the daemon runs them. */
 void tuner_loop_step(struct tuner_loop *l);
+/* The workload becomes read_qd/write_qd at_ns into the next step, as a
+ * workload's edges fall anywhere in the daemon's intervals. */
+void tuner_loop_shift_within(struct tuner_loop *l, uint64_t at_ns, unsigned read_qd, unsigned write_qd);
 /* Whether the last window met the goal (no reads: not judged, false). */
 bool tuner_loop_met(const struct tuner_loop *l);
 

@@ -176,6 +176,27 @@ void sim_set_workload(struct sim *s, unsigned read_qd, unsigned write_qd)
 	s->qd[KT_OP_WRITE] = write_qd;
 }
 
+void sim_set_workload_at(struct sim *s, uint64_t in_ns, unsigned read_qd, unsigned write_qd)
+{
+	s->next_workload.at = s->now + (in_ns ? in_ns : 1);
+	s->next_workload.qd[KT_OP_READ] = read_qd;
+	s->next_workload.qd[KT_OP_WRITE] = write_qd;
+}
+
+/* A pending workload change due no later than the next event, within `end`. */
+static int maybe_shift_workload(struct sim *s, uint64_t next_event, uint64_t end, bool *shifted)
+{
+	uint64_t at = s->next_workload.at;
+
+	*shifted = at && at <= end && at <= next_event;
+	if (!*shifted)
+		return 0;
+	s->now = at;
+	s->next_workload.at = 0;
+	sim_set_workload(s, s->next_workload.qd[KT_OP_READ], s->next_workload.qd[KT_OP_WRITE]);
+	return sim_blk_start(s);
+}
+
 void sim_set_host_jitter(struct sim *s, uint64_t mean_ns)
 {
 	s->p.host_jitter_ns = mean_ns;
@@ -287,9 +308,20 @@ int sim_run(struct sim *s, uint64_t duration_ns, struct ctl_sample *out)
 	r = sim_blk_start(s);
 	if (r < 0)
 		return r;
-	while (!heap_empty(&s->events) && heap_min_key(&s->events) <= end) {
-		struct heap_entry e = heap_pop(&s->events);
+	for (;;) {
+		uint64_t next = heap_empty(&s->events) ? UINT64_MAX : heap_min_key(&s->events);
+		struct heap_entry e;
 		struct sim_event ev;
+		bool shifted;
+
+		r = maybe_shift_workload(s, next, end, &shifted);
+		if (r < 0)
+			return r;
+		if (shifted)
+			continue;
+		if (next > end)
+			break;
+		e = heap_pop(&s->events);
 
 		if (s->disturb == SIM_DISTURB_HOST_STALLS) {
 			uint64_t at = sim_host_defer(s, e.key);

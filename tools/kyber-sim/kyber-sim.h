@@ -86,6 +86,9 @@ struct sim *sim_free(struct sim *s);
  * just stops issuing until below.
  */
 void sim_set_workload(struct sim *s, unsigned read_qd, unsigned write_qd);
+/* The same, in_ns after the current simulated time, within a later
+ * sim_run() (a workload's edge inside an interval); replaces one pending. */
+void sim_set_workload_at(struct sim *s, uint64_t in_ns, unsigned read_qd, unsigned write_qd);
 
 /*
  * Scheduler: kyber (true) or none (false). Switching to kyber resets targets

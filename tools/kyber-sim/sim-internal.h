@@ -65,6 +65,11 @@ struct sim {
 	/* Per client: target depth, requests submitted and not completed,
 	 * submissions scheduled after a think time. */
 	unsigned qd[2], outstanding[2], thinking[2];
+	/* sim_set_workload_at(): the depths from `at` on (at 0: none). */
+	struct {
+		uint64_t at;
+		unsigned qd[2];
+	} next_workload;
 
 	/* The scheduler the data path runs, and the one asked for; they differ
 	 * while the queue is frozen for a switch. */
