@@ -88,7 +88,7 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-controller test-ctl-sched \
+	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-controller test-ctl-sched \
 	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges test-profile
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
@@ -217,6 +217,10 @@ $(BUILD)/tests/test-conf: TEST_LIBS := -linih -lsystemd
 # daemon's loop around it); the matrix against the grid oracle.
 TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
 	shared/parse-util.c $(SIM_SRCS)
+# The law's rules on hand-made samples: the controller alone, no plant.
+$(BUILD)/tests/test-ctl-law: tests/unit/test-ctl-law.c $(CTL_SRCS) shared/goal.c shared/error.c \
+	shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-ctl-law: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \
 	tests/unit/tuner-loop.h $(SIM_HDRS)
 $(BUILD)/tests/test-controller: TEST_LIBS := -lsystemd

@@ -57,6 +57,7 @@ void controller_relearn(struct controller *c)
 	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = 0;
 	c->prev_write_depth = 0;
 	c->prev_write_iops = 0;
+	c->pull_ns = 0;
 	c->floor_cap = -1;
 	c->last_state = CTL_LEARNING;
 }
@@ -83,6 +84,7 @@ void ctl_go_open(struct controller *c, const struct ctl_sample *s, const struct 
 		 struct ctl_decision *d)
 {
 	c->protecting = false;
+	c->pull_ns = 0;
 	if (!ctl_is_open(c->goal.mode, s, cur))
 		d->targets = ctl_open_point(c->goal.mode, s, cur);
 }
@@ -178,8 +180,9 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	d->targets = *cur;
 	d->state = CTL_TRACKING;
 	ctl_levels_tick(&c->levels);
-	if (c->reprobe_hold)
-		c->reprobe_hold--;
+	if (c->pull_hold)
+		c->pull_hold--;
+
 	kind = ctl_regime_shifted(&c->regime, s, shift, sizeof(shift));
 	if (kind != CTL_SHIFT_NONE)
 		new_regime(c, kind);
@@ -187,6 +190,8 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->goal_known = true;
 		d->metric_ns = metric;
 		d->goal_met = metric <= g->read_ns;
+		ctl_metric_learn_noise(&c->metric, metric, c->since_write >= 2 &&
+				       s->write.kyber_depth == c->prev_write_depth);
 		/* A verdict of infeasible stands until reads are clearly within
 		 * the goal: at its edge it would flap with every second's noise. */
 		if (ctl_metric_judge(g, &c->metric, metric) >= V_OK)
@@ -230,7 +235,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	} else if (!c->protecting && !at_risk(c, metric)) {
 		c->decided = true;
 		if (c->since_write >= 1)
-			ctl_levels_met(&c->levels, CTL_LEVEL_OPEN, s->write.iops);
+			ctl_levels_met(&c->levels, CTL_LEVEL_OPEN, s->write.iops, s->write.total_p99_ns);
 		ctl_go_open(c, s, cur, d);
 		ctl_say(d, "%s%sread P%g %s within goal without throttling", shift, *shift ? ": " : "",
 			g->read_pct, m);
@@ -285,10 +290,20 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 		d->state = CTL_ADVISE;
 		return;
 	}
+	bool was_protecting = c->protecting;
+	uint64_t engaged_read_ns;
+
 	decide(c, s, cur, d);
 	c->last_state = d->state;
 	ctl_never_harmful(s, &d->targets);
+	engaged_read_ns = d->targets.read_ns;
 	d->write = ctl_settle_write(cur, &d->targets);
+	/* Engaging, the read target in force was not set for this goal (Kyber's
+	 * default, an open point): the brake is written as computed. */
+	if (!was_protecting && c->protecting && d->targets.read_ns != engaged_read_ns) {
+		d->targets.read_ns = engaged_read_ns;
+		d->write = true;
+	}
 	c->prev_write_depth = s->write.kyber_depth;
 	c->prev_write_iops = s->write.iops;
 	c->since_write = d->write ? 0 : c->since_write + 1;
@@ -309,7 +324,7 @@ void controller_seed(struct controller *c, uint64_t write_ns, double write_free_
 	/* The level of the target: the goal was met there, and the law moves
 	 * on from it as from a cut of its own. */
 	ctl_set_level(c, ctl_level_at_least((double)write_ns), -1, &d);
-	ctl_levels_met(&c->levels, c->level, 0);
+	ctl_levels_met(&c->levels, c->level, 0, 0);
 }
 
 bool controller_engage(struct controller *c, const struct ctl_sample *s, uint64_t metric,

@@ -45,6 +45,10 @@ struct ctl_metric {
 	uint64_t window_n;		/* reads in the window */
 	uint64_t window_ns;		/* the goal's percentile over the window; 0: unknown */
 	double shape;			/* read device P90 / metric, smoothed; 0: none yet */
+	bool from_latest;		/* the last estimate came from the newest interval alone */
+	uint64_t last_settled_ns;	/* that estimate, when the plant was settled; 0: none */
+	double noise_var;		/* variance of ln(metric) from one settled second to the next */
+	unsigned noise_n;		/* pairs of seconds it was learned from */
 };
 
 struct ctl_regime {
@@ -65,6 +69,7 @@ struct ctl_levels {
 	 * weighted CTL_DRIFT_WEIGHT and halved with the counts above. */
 	uint8_t drifted[CTL_LEVELS + 1];
 	float rate[CTL_LEVELS + 1];	/* the most write IOPS seen meeting the goal there */
+	float rate_p99_ns[CTL_LEVELS + 1];	/* the writes' P99 total latency at that rate */
 	unsigned age;
 };
 
@@ -88,7 +93,9 @@ struct controller {
 	int level;			/* index on the level ladder while protecting */
 	int last_move;			/* the last level change: +1 up, -1 down (or open), 0 none */
 	bool frozen;			/* the writes were held where a cut left them (or stepped down since) */
-	unsigned reprobe_hold;		/* intervals before the next re-cut from above */
+	unsigned pull_hold;		/* intervals before the next pull-up */
+	uint64_t pull_ns;		/* pulling the writes up: the write target meanwhile (0: not) */
+	unsigned pull_left;		/* intervals the pull-up may still take */
 	double read_scale;		/* read target: the goal's read P90 x this */
 	int lower_step;			/* levels per slack step */
 	unsigned slack_streak;		/* settled intervals of slack in a row */

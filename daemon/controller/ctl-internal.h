@@ -79,9 +79,16 @@ void ctl_metric_forget(struct ctl_metric *m);
  * updates the smoothed shape (read device P90 / metric).
  */
 /* The metric against the goal: a miss (over it, confirmed by the window
- * or far over), at risk (over CTL_RISK of it), slack for more writes
- * (under CTL_SLACK, the window too), or fine. */
+ * or far over), at risk (over the risk line ctl_metric_ceiling() of it),
+ * slack for more writes (under that line / CTL_STEP_GAIN, the window
+ * too), or fine. */
 enum ctl_verdict { V_MISS, V_RISK, V_OK, V_SLACK };	/* worst first */
+/* Learn how much the metric varies from one settled second to the next
+ * (settled: the targets and Kyber's write depth unchanged). */
+void ctl_metric_learn_noise(struct ctl_metric *m, uint64_t metric, bool settled);
+/* x goal: the highest metric that still meets the goal in CTL_MET_Z
+ * sigmas of that noise. */
+double ctl_metric_ceiling(const struct ctl_metric *m);
 enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric *m, uint64_t metric);
 bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struct ctl_sample *s,
 			 uint64_t *ret);
@@ -117,19 +124,30 @@ void ctl_levels_forget_but_open_misses(struct ctl_levels *l);
 /* Once per interval: the counts halve every CTL_EVIDENCE_HALF_LIFE. */
 void ctl_levels_tick(struct ctl_levels *l);
 /* A settled interval at `level` met the goal, with the writes at
- * write_iops. */
-void ctl_levels_met(struct ctl_levels *l, int level, double write_iops);
+ * write_iops and their total P99 at write_p99_ns. */
+void ctl_levels_met(struct ctl_levels *l, int level, double write_iops, uint64_t write_p99_ns);
 /* The most write IOPS `level` met the goal with lately; 0: none (the rate
  * fades with the level's met count, ctl_levels_tick()). */
 double ctl_levels_rate(const struct ctl_levels *l, int level);
+/* The writes' P99 when they ran at ctl_levels_rate() there; 0: none. */
+double ctl_levels_rate_p99(const struct ctl_levels *l, int level);
 void ctl_levels_forget_rate(struct ctl_levels *l, int level);
 /* An interval at `level` missed it; weight 2 for a far miss, which
  * keeps the level out of use for two half-lives. False (not counted)
  * while a level with less throttling meets the goal. */
 bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight);
+/* Met there in at least CTL_RARE_MISS_RATIO of its seconds per miss,
+ * with CTL_RARE_MISS_MET_MIN met at least: a level that meets the goal in
+ * 95% of them. */
+bool ctl_levels_rare_miss(const struct ctl_levels *l, int level);
+unsigned ctl_levels_met_count(const struct ctl_levels *l, int level);
+unsigned ctl_levels_missed_count(const struct ctl_levels *l, int level);
 /* Missed there more than once in CTL_BAD_MISS_RATIO: do not go back
  * before the counts fade. */
 bool ctl_levels_bad(const struct ctl_levels *l, int level);
+/* Forget the misses and drift marks of every level with less throttling
+ * than `level`, the open point included. */
+void ctl_levels_forgive_below(struct ctl_levels *l, int level);
 /* Kyber grew the writes at `level` while they ran at their free-running
  * rate: the level cannot hold them. */
 void ctl_levels_drifted(struct ctl_levels *l, int level);

@@ -71,14 +71,17 @@ static void add(uint8_t *n, unsigned k)
 	*n = (uint8_t)MIN((unsigned)*n + k, (unsigned)UINT8_MAX);
 }
 
-void ctl_levels_met(struct ctl_levels *l, int level, double write_iops)
+void ctl_levels_met(struct ctl_levels *l, int level, double write_iops, uint64_t write_p99_ns)
 {
 	int i = slot(level);
 
 	if (i < 0)
 		return;
 	add(&l->met[i], 1);
-	l->rate[i] = (float)MAX((double)l->rate[i], write_iops);
+	if (write_iops > (double)l->rate[i]) {
+		l->rate[i] = (float)write_iops;
+		l->rate_p99_ns[i] = (float)write_p99_ns;
+	}
 }
 
 double ctl_levels_rate(const struct ctl_levels *l, int level)
@@ -86,6 +89,13 @@ double ctl_levels_rate(const struct ctl_levels *l, int level)
 	int i = slot(level);
 
 	return i >= 0 ? l->rate[i] : 0;
+}
+
+double ctl_levels_rate_p99(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 && l->rate[i] > 0 ? l->rate_p99_ns[i] : 0;
 }
 
 void ctl_levels_forget_rate(struct ctl_levels *l, int level)
@@ -96,11 +106,40 @@ void ctl_levels_forget_rate(struct ctl_levels *l, int level)
 		l->rate[i] = 0;
 }
 
+unsigned ctl_levels_met_count(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 ? l->met[i] : 0;
+}
+
+unsigned ctl_levels_missed_count(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 ? l->missed[i] : 0;
+}
+
+bool ctl_levels_rare_miss(const struct ctl_levels *l, int level)
+{
+	int i = slot(level);
+
+	return i >= 0 && l->met[i] >= CTL_RARE_MISS_MET_MIN &&
+	       l->met[i] >= CTL_RARE_MISS_RATIO * (unsigned)l->missed[i];
+}
+
 bool ctl_levels_bad(const struct ctl_levels *l, int level)
 {
 	int i = slot(level);
 
 	return i >= 0 && CTL_BAD_MISS_RATIO * l->missed[i] > l->met[i];
+}
+
+void ctl_levels_forgive_below(struct ctl_levels *l, int level)
+{
+	for (int i = 0; i < MIN(level, CTL_LEVELS); i++)
+		l->missed[i] = l->drifted[i] = 0;
+	l->missed[CTL_LEVELS] = l->drifted[CTL_LEVELS] = 0;
 }
 
 void ctl_levels_drifted(struct ctl_levels *l, int level)

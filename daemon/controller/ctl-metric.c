@@ -11,10 +11,14 @@
 
 void ctl_metric_forget(struct ctl_metric *m)
 {
-	double shape = m->shape;	/* a property of the device and reads, kept */
+	/* Properties of the device and reads, kept. */
+	double shape = m->shape, noise_var = m->noise_var;
+	unsigned noise_n = m->noise_n;
 
 	memset(m, 0, sizeof(*m));
 	m->shape = shape;
+	m->noise_var = noise_var;
+	m->noise_n = noise_n;
 }
 
 /* A miss that is already certain with n samples: more above the goal than
@@ -66,7 +70,9 @@ bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struc
 	window_known = estimable(g, window, m->window_n, &m->window_ns);
 	if (!window_known)
 		m->window_ns = 0;
+	m->from_latest = false;
 	if (n_latest && estimable(g, latest, n_latest, ret)) {
+		m->from_latest = n_latest >= controller_samples_needed(g->read_pct);
 		if (!window_known)
 			m->window_ns = *ret;
 	} else if (window_known)
@@ -82,16 +88,42 @@ uint64_t controller_samples_needed(double pct)
 	return (uint64_t)ceil(5.0 / (1.0 - pct / 100.0) - 1e-9);
 }
 
+void ctl_metric_learn_noise(struct ctl_metric *m, uint64_t metric, bool settled)
+{
+	double d;
+
+	if (!settled || !metric || !m->from_latest) {
+		m->last_settled_ns = 0;
+		return;
+	}
+	if (m->last_settled_ns) {
+		/* Half the squared difference of two draws: one draw's variance. */
+		d = log((double)metric / (double)m->last_settled_ns);
+		d = d * d / 2;
+		m->noise_var = m->noise_n ? (1 - CTL_NOISE_WEIGHT) * m->noise_var + CTL_NOISE_WEIGHT * d : d;
+		m->noise_n++;
+	}
+	m->last_settled_ns = metric;
+}
+
+double ctl_metric_ceiling(const struct ctl_metric *m)
+{
+	double sigma = m->noise_n ? sqrt(m->noise_var) : CTL_NOISE_SIGMA_DEFAULT;
+
+	return exp(-CTL_MET_Z * clampd(sigma, CTL_NOISE_SIGMA_MIN, CTL_NOISE_SIGMA_MAX));
+}
+
 enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric *m, uint64_t metric)
 {
 	double goal = (double)g->read_ns, x = (double)metric, w = (double)m->window_ns;
-	bool window_risk = !w || w > CTL_RISK * goal;
+	double risk = ctl_metric_ceiling(m) * goal, slack = risk / CTL_STEP_GAIN;
+	bool window_risk = !w || w > risk;
 
 	if (x > CTL_CLEAR_MISS * goal || (x > goal && window_risk))
 		return V_MISS;
-	if (x > CTL_RISK * goal && window_risk)
+	if (x > risk && window_risk)
 		return V_RISK;
-	if (x < CTL_SLACK * goal && (!w || w < CTL_SLACK * goal))
+	if (x < slack && (!w || w < slack))
 		return V_SLACK;
 	return V_OK;
 }

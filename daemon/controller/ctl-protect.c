@@ -22,6 +22,7 @@ void ctl_set_level(struct controller *c, int level, int move, struct ctl_decisio
 {
 	c->level = level;
 	c->last_move = move;
+	c->pull_ns = 0;
 	c->frozen = move < 0;	/* a cut is frozen once reads are fine; a step down is */
 	ctl_protect_targets(c, d);
 }
@@ -87,6 +88,15 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 	/* Right after a step down, the miss is that step's doing. */
 	if (settled || c->last_move < 0)
 		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric));
+	if (settled && metric < CTL_CLEAR_MISS * c->goal.read_ns && ctl_levels_rare_miss(&c->levels, c->level)) {
+		/* The goal must hold in 95% of the seconds, not in all: a level
+		 * with that record keeps it through a rare, near miss. */
+		c->miss_streak = 0;
+		ctl_say(d, "read P%g %s over goal %s, a rare miss at a level that met it in %u of %u seconds: "
+			"holding", c->goal.read_pct, m, g, ctl_levels_met_count(&c->levels, c->level),
+			ctl_levels_met_count(&c->levels, c->level) + ctl_levels_missed_count(&c->levels, c->level));
+		return;
+	}
 	if (settled && s->read.device_p90_ns &&
 	    s->read.device_p90_ns <= MAX(ctl_protect_read_target(c), cur->read_ns) &&
 	    c->read_scale > CTL_READ_SCALE_MIN) {
@@ -146,27 +156,45 @@ static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_
  * above left them at the same level (where a depth's rate is nearly flat,
  * so is its latency: Kyber stops growing them early). When a level once
  * met the goal with clearly more writes than it holds now (after a
- * disturbance, say), the way back is the way there: let the writes run
- * free for an interval and cut from above again, the read target stopping
- * the cut where reads are fine. At most once per evidence half-life.
+ * disturbance, say), pull them up: a write target at the P99 they had at
+ * that rate makes Kyber grow them until their latency is back there, that
+ * is until they run at that rate again; then the level's own target holds
+ * them. At most once per evidence half-life.
  */
-static bool recut(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		  struct ctl_decision *d, const char *m, const char *g)
+static bool pull_up(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d,
+		    const char *m, const char *g)
 {
 	double held = ctl_levels_rate(&c->levels, c->level);
+	double p99 = ctl_levels_rate_p99(&c->levels, c->level);
 
 	/* The lower rate must hold for two intervals: one alone may be a
 	 * workload's edge (writes stopping within the interval). */
-	if (c->reprobe_hold || held < CTL_RECUT_GAIN * s->write.iops ||
-	    held < CTL_RECUT_GAIN * c->prev_write_iops)
+	if (c->pull_hold || !(p99 > 0) || held < CTL_PULL_GAIN * s->write.iops ||
+	    held < CTL_PULL_GAIN * c->prev_write_iops || p99 >= (double)s->write.total_p99_ns)
 		return false;
-	ctl_levels_forget_rate(&c->levels, c->level);
-	c->reprobe_hold = CTL_EVIDENCE_HALF_LIFE;
-	ctl_go_open(c, s, cur, d);
+	c->pull_hold = CTL_EVIDENCE_HALF_LIFE;
+	c->pull_ns = ctl_clamp_target(p99);
+	c->pull_left = CTL_PULL_INTERVALS;
 	c->last_move = -1;
+	d->targets.write_ns = c->pull_ns;
 	ctl_say(d, "read P%g %s well under goal %s with writes at %.0f of the %.0f IOPS this level held: "
-		"let them run free, then cut again from above", c->goal.read_pct, m, g, s->write.iops, held);
+		"pull them up (write target %.3gms until they are back)", c->goal.read_pct, m, g,
+		s->write.iops, held, (double)c->pull_ns / 1e6);
 	return true;
+}
+
+/* While pulling up: keep the pull's target until the writes are back at
+ * the level's rate (or their P99 at the pull's target), or time is up. */
+static void pulling(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
+{
+	if (!c->pull_ns)
+		return;
+	if (c->pull_left-- > 0 && (double)s->write.total_p99_ns > (double)c->pull_ns &&
+	    s->write.iops < CTL_PULL_REACHED * ctl_levels_rate(&c->levels, c->level)) {
+		d->targets.write_ns = c->pull_ns;
+		return;
+	}
+	c->pull_ns = 0;
 }
 
 /* The writes' P99 is too near the level's target for either a hold or a
@@ -178,18 +206,50 @@ static bool in_noise_band(const struct ctl_sample *s, int level)
 	return r >= CTL_NOISE_LO && r <= CTL_NOISE_HI;
 }
 
+/*
+ * Kyber grows a domain by whole requests only (depth x (b + 1)/4,
+ * truncated): from depth 1 only once its P99 is in bucket 7 (over 7/4 of
+ * the target), from 2 and 3 in bucket 5 (over 5/4), from 4 up in bucket 4
+ * (over the target). The highest level at which Kyber grows the writes
+ * from where they are; a step down to any level above it changes nothing.
+ */
+static int growing_level(const struct ctl_sample *s)
+{
+	static const double grow_over[] = { [1] = 1.75, [2] = 1.25, [3] = 1.25 };
+	uint32_t depth = s->write.kyber_depth;
+	double over = depth < ELEMENTSOF(grow_over) ? grow_over[depth] : 1.0;
+
+	if (!depth || depth >= KYBER_WRITE_DEPTH_CAP || !s->write.total_p99_ns)
+		return CTL_LEVELS;
+	return ctl_level_at_least((double)s->write.total_p99_ns / over) - 1;
+}
+
 /* The next level down for more writes: a step (growing while reads keep
  * having room), or straight to a lower level known to meet the goal; never
  * onto or past a level that missed it lately. c->level if there is none. */
-static int lower_level(const struct controller *c, int open)
+static int lower_level(const struct controller *c, const struct ctl_sample *s, int open)
 {
-	int target = MAX(c->level - c->lower_step, 0), known;
+	int target = MAX(MIN(c->level - c->lower_step, growing_level(s)), 0), known;
 
 	for (int l = c->level - 1; l >= target; l--)
 		if (ctl_levels_unusable(&c->levels, l))
 			return l + 1;
 	known = ctl_levels_good_below(&c->levels, c->level, open + 1);
 	return known >= 0 && known < target ? known : target;
+}
+
+/*
+ * The writes run clearly faster at the same level and depth than an
+ * interval ago, with reads well within the goal: the device got faster (a
+ * GC storm or host stalls ended). The levels with less throttling that
+ * missed the goal lately did so on the slower device, and their misses
+ * are forgiven so the writes can have them back.
+ */
+static void forgive(struct controller *c, const struct ctl_sample *s, bool settled)
+{
+	if (!settled || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops)
+		return;
+	ctl_levels_forgive_below(&c->levels, c->level);
 }
 
 static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
@@ -204,7 +264,7 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 		return;
 	}
 	if (settled)
-		ctl_levels_met(&c->levels, c->level, s->write.iops);
+		ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
 	if (++c->slack_streak < CTL_SLACK_INTERVALS) {
 		ctl_say(d, "read P%g %s well under goal %s", c->goal.read_pct, m, g);
 		return;
@@ -223,9 +283,9 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 			c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
 		return;
 	}
-	if (recut(c, s, cur, d, m, g))
+	if (pull_up(c, s, d, m, g))
 		return;
-	next = lower_level(c, open);
+	next = lower_level(c, s, open);
 	/* A target just above or below the writes' P99 holds them only until
 	 * the P99's noise crosses it: go on to one that grows them on
 	 * purpose (Kyber stops growing them where their P99 falls under it),
@@ -311,6 +371,9 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
 	ctl_protect_targets(c, d);
+	if (v == V_MISS)
+		c->pull_ns = 0;
+	pulling(c, s, d);
 	if (below_floor(c, s, v, d, m, g))
 		return;
 	if (settled && ctl_interference_none(&c->o8, (double)metric, s->write.iops)) {
@@ -320,8 +383,10 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 			"interference (O-8), throttling off", s->write.iops, c->goal.read_pct, m);
 		return;
 	}
-	if (v != V_MISS)
+	if (v != V_MISS) {
 		c->miss_streak = 0;
+		forgive(c, s, settled);
+	}
 	if (drifted(c, s, v, d)) {
 		c->slack_streak = 0;
 	} else if (v == V_MISS) {
@@ -332,7 +397,7 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 		c->slack_streak = 0;
 		c->lower_step = 1;
 		if (settled && v == V_OK && !freeze(c, s, d))
-			ctl_levels_met(&c->levels, c->level, s->write.iops);
+			ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
 		ctl_say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
 			(double)ctl_level_ns(c->level) / 1e6);
 	}

@@ -59,8 +59,15 @@ void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, b
 		return;
 	if (s->write.iops > r->w_free_iops)
 		r->w_free_iops = s->write.iops;
-	if (!free_running)
+	if (!free_running) {
+		/* Throttled writes wait in Kyber on top of the device: running
+		 * free, the same writers are never slower. A free-running P99
+		 * learned while the device was slow (a GC storm) comes down
+		 * here once it is fast again. */
+		if (r->w_free_ns > 0 && (double)s->write.total_p99_ns < r->w_free_ns)
+			r->w_free_ns = (double)s->write.total_p99_ns;
 		return;
+	}
 	/* Smoothed: one noisy second does not move every level. */
 	if (r->w_free_ns <= 0)
 		r->w_free_ns = (double)s->write.total_p99_ns;

@@ -22,16 +22,27 @@
  * certain (more above the goal than 3 sigma over the allowed share), so
  * a slow reader does not delay the first reaction by seconds. */
 #define CTL_CERTAIN_MISS_MIN_READS 20
-/* x goal: the metric is at risk above this. One-second percentiles are
- * noisy, and the goal must hold in (nearly) every second, not on average. */
-#define CTL_RISK 0.85
+/* The metric is at risk above goal x exp(-CTL_MET_Z x sigma), sigma the
+ * measured spread of ln(metric) from one settled second to the next: the
+ * goal must hold in 95% of the seconds (one-sided z of 1.65), not on
+ * average. Before any is measured sigma is CTL_NOISE_SIGMA_DEFAULT (the
+ * risk then at 0.85x the goal); it is kept within MIN (a histogram bucket
+ * is 3.5% wide) and MAX, and learned with weight CTL_NOISE_WEIGHT per
+ * settled second. */
+#define CTL_MET_Z 1.65
+#define CTL_NOISE_SIGMA_DEFAULT 0.1
+#define CTL_NOISE_SIGMA_MIN 0.03
+#define CTL_NOISE_SIGMA_MAX 0.3
+#define CTL_NOISE_WEIGHT 0.1
 /* x goal: a newest interval this far over is a miss without the window's
  * confirmation (a real collapse, not a noisy second). */
 #define CTL_CLEAR_MISS 1.5
 /* x goal: a metric at least this far over calls for the hardest step. */
 #define CTL_FAR_MISS 2.0
-/* x goal: reads have room for more writes below this. */
-#define CTL_SLACK 0.65
+/* Reads have room for more writes below the risk line / this: a level's
+ * step (x1.19 in the write target) raises the metric by about that much
+ * at most where reads scale with the writes, with room for the noise. */
+#define CTL_STEP_GAIN 1.3
 
 /* ---- The level: Kyber's write target while reads are protected */
 
@@ -51,12 +62,23 @@
  * up to CTL_LOWER_MAX, and starts again at one after a miss. */
 #define CTL_LOWER_MAX 4
 #define CTL_FAR_SLACK 0.35
+/* x the last interval's write rate: writes this much faster at the same
+ * level and depth ran on a slower device before (ctl-protect.c,
+ * forgive()); a rate that moves this much by itself is no noise. */
+#define CTL_FASTER_GAIN 1.5
 /* x the writes' free-running rate: writes this fast have nothing to gain
  * from less throttling (the rate is flat in the depth). */
 #define CTL_FULL_RATE 0.97
-/* A level that once met the goal with this x the writes it holds now is
- * re-cut from above (ctl-protect.c, recut()). */
-#define CTL_RECUT_GAIN 1.15
+/* A level that once met the goal with this x the writes it holds now
+ * pulls them up (ctl-protect.c, pull_up()): a rate 15% short is no
+ * one-second noise (rates vary by a few percent). */
+#define CTL_PULL_GAIN 1.15
+/* A pull-up (ctl-protect.c, pull_up()) ends once the writes are back at
+ * this x the rate the level held, or after this many intervals: Kyber
+ * grows a domain by up to x2 every evaluation (100 ms with enough
+ * samples, at most 1 s), so a few seconds cover any way back. */
+#define CTL_PULL_REACHED 0.95
+#define CTL_PULL_INTERVALS 3
 /* Settled intervals of slack in a row before writes get more. */
 #define CTL_SLACK_INTERVALS 3
 /* x the last interval's write rate: writes under it stopped or paused
@@ -112,6 +134,11 @@
  * of its intervals: the goal must hold in 95% of them. A level that met it
  * for long keeps its standing through a short disturbance's misses. */
 #define CTL_BAD_MISS_RATIO 10
+/* A near miss (under CTL_CLEAR_MISS) at a level that met the goal in 19
+ * seconds per miss (95%), and in 10 at least, is the noise of a level
+ * that keeps the goal: held, not cut. */
+#define CTL_RARE_MISS_RATIO 19
+#define CTL_RARE_MISS_MET_MIN 10
 
 /* ---- Targets */
 
