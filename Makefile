@@ -69,15 +69,15 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-protect.c \
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
-	daemon/metrics.c daemon/ksym-ranges.c daemon/profile.c
-SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/cost-probe.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
-	daemon/service.c daemon/conf.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
+	daemon/metrics.c daemon/ksym-ranges.c daemon/profile.c daemon/share.c daemon/cgroup-parse.c
+SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/observer-cgroup.c daemon/cgroup-io.c daemon/cost-probe.c daemon/kyber-sysfs.c \
+	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-weights.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-share.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
+	daemon/service.c daemon/conf.c daemon/conf-weights.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
 # tunectl/: the CLI. An sd-bus client and the flight-record decoder.
 TUNECTL_SRCS := tunectl/tunectl.c tunectl/tunectl-bus.c tunectl/tunectl-monitor.c \
-	tunectl/tunectl-replay.c tunectl/tunectl-format.c $(SHARED_SRCS)
+	tunectl/tunectl-replay.c tunectl/tunectl-format.c tunectl/tunectl-weights.c $(SHARED_SRCS)
 
 BPF_SRCS := bpf/kyber_observer.bpf.c bpf/sched_cost.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -89,7 +89,8 @@ PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
 	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-controller test-ctl-sched \
-	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges test-profile
+	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges test-profile \
+	test-share test-cgroup-parse test-tunectl-weights
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
@@ -97,7 +98,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles clean lint fuzz man install uninstall deb
+.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles bench-weights clean lint fuzz man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -210,7 +211,7 @@ $(BUILD)/tests/test-flashsim-model: tests/unit/test-flashsim-model.c tools/flash
 # The goal grammar reports through an sd_bus_error (shared/error.h): -lsystemd.
 $(BUILD)/tests/test-goal: tests/unit/test-goal.c shared/goal.c shared/parse-util.c shared/error.c
 $(BUILD)/tests/test-goal: TEST_LIBS := -lsystemd
-$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 $(BUILD)/tests/test-conf: TEST_LIBS := -linih -lsystemd
 # The controller closed-loop against the simulator (tuner-loop.c: the
@@ -246,6 +247,11 @@ $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/
 	shared/parse-util.c
 $(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-uevent: tests/unit/test-uevent.c daemon/uevent.c shared/parse-util.c
+$(BUILD)/tests/test-share: tests/unit/test-share.c daemon/share.c
+$(BUILD)/tests/test-tunectl-weights: tests/unit/test-tunectl-weights.c tests/unit/json-line.h tunectl/tunectl-weights.c \
+	tunectl/tunectl-format.c shared/hist.c shared/parse-util.c shared/log.c
+$(BUILD)/tests/test-tunectl-weights: TEST_LIBS := -ljson-c
+$(BUILD)/tests/test-cgroup-parse: tests/unit/test-cgroup-parse.c daemon/cgroup-parse.c shared/parse-util.c
 $(BUILD)/tests/test-ksym-ranges: tests/unit/test-ksym-ranges.c daemon/ksym-ranges.c
 $(BUILD)/tests/test-profile: tests/unit/test-profile.c daemon/profile.c shared/goal.c shared/parse-util.c shared/error.c
 $(BUILD)/tests/test-profile: TEST_LIBS := -lsystemd
@@ -274,18 +280,19 @@ tuner-matrix: $(MATRIX_BIN)
 # sanitizer report fails. A new harness: add it to FUZZERS and give it a
 # <fuzzer>_SRCS line (and <fuzzer>_LIBS if needed) before the foreach.
 FUZZ_SECONDS ?= 20
-FUZZERS := fuzz-goal fuzz-conf fuzz-state fuzz-uevent fuzz-profile
+FUZZERS := fuzz-goal fuzz-conf fuzz-state fuzz-uevent fuzz-profile fuzz-cgroup
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 fuzz-goal_SRCS := tests/fuzz/fuzz-goal.c shared/goal.c shared/parse-util.c shared/error.c
 fuzz-goal_LIBS := -lsystemd
-fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 fuzz-conf_LIBS := -linih -lsystemd
 fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
 fuzz-state_LIBS := -lprotobuf-c
 fuzz-uevent_SRCS := tests/fuzz/fuzz-uevent.c daemon/uevent.c shared/parse-util.c
+fuzz-cgroup_SRCS := tests/fuzz/fuzz-cgroup.c daemon/cgroup-parse.c shared/parse-util.c
 fuzz-profile_SRCS := tests/fuzz/fuzz-profile.c daemon/profile.c shared/goal.c shared/parse-util.c shared/error.c
 fuzz-profile_LIBS := -lsystemd
 $(foreach f,$(FUZZERS),$(eval $(BUILD)/fuzz/$(f): $($(f)_SRCS)))
@@ -336,6 +343,7 @@ bench: deps
 	$(PYTHON) -m bench.generalize
 	$(PYTHON) -m bench.sched_choice
 	$(PYTHON) -m bench.profiles
+	$(PYTHON) -m bench.weights
 
 # Full mode: the study's 10 x 10 grid, more and longer rounds, and the
 # observer's cost beside biolatency.
@@ -347,6 +355,7 @@ bench-full: deps
 	$(PYTHON) -m bench.generalize --full
 	$(PYTHON) -m bench.sched_choice
 	$(PYTHON) -m bench.profiles
+	$(PYTHON) -m bench.weights
 
 # The observer's cost (ns per event, IOPS loss) beside biolatency; writes
 # its section of docs/BENCHMARKS.md.
@@ -364,6 +373,11 @@ bench-generalize: deps
 bench-profiles: deps
 	$(MAKE) all
 	$(PYTHON) -m bench.profiles
+
+# Cgroups sharing flashsim by weight beside none, Kyber alone and BFQ.
+bench-weights: deps
+	$(MAKE) all
+	$(PYTHON) -m bench.weights
 
 # scheduler=auto on a loop over /dev/shm: no harm where Kyber buys nothing.
 bench-sched: deps

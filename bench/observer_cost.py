@@ -27,8 +27,7 @@ fio randread, 4 KiB, iodepth 256, io_uring, direct, pinned to CPU 0.
    host disturbed (CPU steal over 5%) is rejected and rerun
    (benchlib.Rounds); every try is listed.
 3. Memory. The per-CPU maps kyber-tuned holds (fdinfo: type, value size):
-   what they take per CPU with every device of the default MaxDevices
-   watched.
+   what they take per CPU at the default MaxDevices (preallocated).
 
 The results go to stdout and replace the observer-cost section of
 docs/BENCHMARKS.md (--no-write: stdout only). bpf_stats_enabled, the daemons
@@ -315,8 +314,8 @@ def memory_lines(memory):
     parts = ", ".join(f"{name}: {v} B per device" for name, v in memory) or "none"
     return [verdict(total <= TARGET_PERCPU_BYTES,
                     f"≤ {TARGET_PERCPU_BYTES // 1024} KiB of per-CPU maps per CPU at the default "
-                    f"MaxDevices={DEFAULT_MAX_DEVICES}, every device watched: {total / 1024:.1f} KiB "
-                    f"({parts}; a device's share is allocated when it is watched)")]
+                    f"MaxDevices={DEFAULT_MAX_DEVICES}: {total / 1024:.1f} KiB "
+                    f"({parts}, preallocated for every device the maps are sized for)")]
 
 
 def target_lines(costs, summary, memory):

@@ -43,13 +43,15 @@ struct {
 
 /*
  * Kernel dev_t -> the device's statistics. Userspace creates an entry when
- * it starts watching the device and deletes it when it stops, so per-CPU
- * memory is taken per watched device, not for every possible one.
+ * it starts watching the device and deletes it when it stops. Preallocated
+ * (max_devices values per CPU, taken at load): a per-CPU value allocated
+ * at run time is allocated without sleeping, and once the kernel's first
+ * per-CPU chunk is used up that fails (ENOMEM at the fifth or sixth 16 KiB
+ * device on the test machines).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct kt_dev_stats);
 } dev_stats SEC(".maps");
@@ -73,9 +75,25 @@ struct {
 	__type(value, struct kt_kyber_state);
 } kyber_state SEC(".maps");
 
+/* (disk, cgroup) -> per-cgroup statistics of KT_WATCH_CGROUPS devices.
+ * Not preallocated: memory only for cgroups doing I/O there. Shared by the
+ * CPUs (atomic adds), not per CPU: per-CPU memory is what dev_stats needs,
+ * and entries made at run time are allocated without sleeping, which a
+ * per-CPU area that must grow cannot do. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KT_MAX_CGROUPS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct kt_cg_key);
+	__type(value, struct kt_cg_stats);
+} cg_stats SEC(".maps");
+
 /* Whether entries may exist in requests: set by userspace while the
  * insert/issue programs are attached and until it swept what they left. */
 volatile bool tracking = false;
+/* Whether any watched device is KT_WATCH_CGROUPS: set by userspace, so
+ * that completions look at the watch flags only while one is. */
+volatile bool cgroups = false;
 
 /* Before 5.17 the request pointed at its disk directly. */
 struct request___old {
@@ -358,9 +376,10 @@ static __always_inline int on_merge(struct request *rq, bool btf)
 	return 0;
 }
 
-/* A request tracked since its insert or issue: times from the entry. */
-static __always_inline void complete_tracked(struct kt_dev_stats *ds, __u8 op, struct kt_req *r,
-					     __u64 now)
+/* A request tracked since its insert or issue: times from the entry.
+ * Returns its total latency, 0 when it has none. */
+static __always_inline __u64 complete_tracked(struct kt_dev_stats *ds, __u8 op, struct kt_req *r,
+					      __u64 now)
 {
 	__u64 start = r->insert_ns ? r->insert_ns : r->issue_ns;
 
@@ -370,17 +389,20 @@ static __always_inline void complete_tracked(struct kt_dev_stats *ds, __u8 op, s
 	} else {
 		ctr(ds, op)->queued--;	/* ended without an issue (failed in the queue) */
 	}
-	if (start)
-		record(ds, op, KT_LAT_TOTAL, now - start);
+	if (!start)
+		return 0;
+	record(ds, op, KT_LAT_TOTAL, now - start);
+	return now - start;
 }
 
 /*
  * A request timed by its own stamps. Without an elevator a request is
  * issued as it is allocated (directly, or when its plug is flushed), so
- * where the issue is not stamped its device time is its total.
+ * where the issue is not stamped its device time is its total. Returns the
+ * total latency, 0 when the request has no start stamp.
  */
-static __always_inline void complete_stamped(struct kt_dev_stats *ds, __u8 op, struct request *rq,
-					     __u64 now, bool btf)
+static __always_inline __u64 complete_stamped(struct kt_dev_stats *ds, __u8 op, struct request *rq,
+					      __u64 now, bool btf)
 {
 	__u32 flags = rq_flags(rq, btf);
 	__u64 start = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
@@ -390,7 +412,7 @@ static __always_inline void complete_stamped(struct kt_dev_stats *ds, __u8 op, s
 		io = btf ? rq->io_start_time_ns : BPF_CORE_READ(rq, io_start_time_ns);
 	if (!start || start > now) {
 		ctr(ds, op)->untimed++;
-		return;
+		return 0;
 	}
 	if (io && io <= now && io >= start) {
 		record(ds, op, KT_LAT_QUEUE, io - start);
@@ -400,12 +422,73 @@ static __always_inline void complete_stamped(struct kt_dev_stats *ds, __u8 op, s
 	}
 	record(ds, op, KT_LAT_TOTAL, now - start);
 	ctr(ds, op)->stamped++;
+	return now - start;
+}
+
+/* The cgroup a request was issued for: its first bio's blkg's. Reached
+ * through the bio, never the task at completion (an interrupt or a
+ * kworker). 0 where the request has no bio (a flush) or no blkg. */
+static __always_inline __u64 rq_cgroup(struct request *rq, bool btf)
+{
+	struct blkcg_gq *blkg;
+	struct bio *bio;
+
+	if (!bpf_core_field_exists(struct bio, bi_blkg))
+		return 0;
+	if (btf) {
+		bio = rq->bio;
+		blkg = bio ? bio->bi_blkg : NULL;
+		return blkg && blkg->blkcg ? blkg->blkcg->css.cgroup->kn->id : 0;
+	}
+	bio = BPF_CORE_READ(rq, bio);
+	blkg = bio ? BPF_CORE_READ(bio, bi_blkg) : NULL;
+	return blkg ? BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id) : 0;
+}
+
+/* A completed read or write of a KT_WATCH_CGROUPS device, to its cgroup. */
+static __always_inline void account_cgroup(struct kt_dev_stats *ds, struct request *rq, __u32 dev, __u8 op,
+					   __u32 bytes, __u64 total_ns, bool btf)
+{
+	static const struct kt_cg_stats zero;
+	struct kt_cg_key key = { .dev = dev };
+	struct kt_cg_stats *cs;
+	struct kt_watch *w;
+	__u64 flat;
+
+	if (op > KT_OP_WRITE)
+		return;
+	w = bpf_map_lookup_elem(&watched, &dev);
+	if (!w || !(w->flags & KT_WATCH_CGROUPS))
+		return;
+	key.cgroup = rq_cgroup(rq, btf);
+	cs = bpf_map_lookup_elem(&cg_stats, &key);
+	if (!cs) {
+		/* EEXIST: another CPU created it meanwhile; anything else:
+		 * the map is full. */
+		if (bpf_map_update_elem(&cg_stats, &key, &zero, BPF_NOEXIST) && !bpf_map_lookup_elem(&cg_stats, &key)) {
+			ctr(ds, op)->cg_dropped++;
+			return;
+		}
+		cs = bpf_map_lookup_elem(&cg_stats, &key);
+		if (!cs)
+			return;
+	}
+	__sync_fetch_and_add(&cs->op[op & 1].completed, 1);
+	__sync_fetch_and_add(&cs->op[op & 1].bytes, bytes);
+	if (!total_ns)
+		return;
+	__sync_fetch_and_add(&cs->op[op & 1].lat_sum_ns, total_ns);
+	flat = (__u64)(op & 1) * KT_CG_HIST_BUCKETS + kt_hist_index(total_ns) / KT_CG_HIST_GROUP;
+	barrier_var(flat);
+	if (flat < KT_CG_OPS * KT_CG_HIST_BUCKETS)
+		__sync_fetch_and_add(&(&cs->hist[0][0])[flat], 1);
 }
 
 static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes, bool btf)
 {
-	__u64 key = (__u64)rq, now;
-	struct kt_dev_stats *ds = stats_of(rq_dev(rq, btf));
+	__u64 key = (__u64)rq, now, total;
+	__u32 dev = rq_dev(rq, btf);
+	struct kt_dev_stats *ds = stats_of(dev);
 	struct kt_req *r;
 	__u8 op;
 
@@ -433,14 +516,16 @@ static __always_inline int on_complete(struct request *rq, int error, unsigned i
 	now = bpf_ktime_get_ns();
 	r = tracking ? bpf_map_lookup_elem(&requests, &key) : NULL;
 	if (r) {
-		complete_tracked(ds, op, r, now);
+		total = complete_tracked(ds, op, r, now);
 		bpf_map_delete_elem(&requests, &key);
 	} else {
-		complete_stamped(ds, op, rq, now, btf);
+		total = complete_stamped(ds, op, rq, now, btf);
 	}
 	ctr(ds, op)->completed++;
 	if (error)
 		ctr(ds, op)->errors++;
+	if (cgroups)
+		account_cgroup(ds, rq, dev, op, nr_bytes, total, btf);
 	return 0;
 }
 

@@ -95,6 +95,7 @@ struct kt_op_counters {
 	__u64 kyber_throttled;	/* kyber_throttled events for this domain */
 	__s64 queued;		/* inserted, not yet issued (tracked) */
 	__s64 inflight;		/* issued, not yet completed (tracked) */
+	__u64 cg_dropped;	/* completions not accounted per cgroup: cg_stats full */
 };
 
 /*
@@ -127,10 +128,54 @@ struct kt_dev_stats {
  * accounting), so insert/issue are tracked in the requests map.
  */
 #define KT_WATCH_TRACK		0x1u
+/* Account this device's completions per cgroup too (cg_stats): set while
+ * it has weights (daemon/share.h). */
+#define KT_WATCH_CGROUPS	0x2u
 
 struct kt_watch {
 	__u32 slot;
 	__u32 flags;
+};
+
+/*
+ * Per-cgroup accounting of KT_WATCH_CGROUPS devices, for proportional
+ * share by weight: a hash keyed by (disk, cgroup id), updated with atomic
+ * adds by every CPU, the cgroup
+ * of a request being its bio's blkg's (blkcg->css.cgroup->kn->id: the
+ * cgroup's kernfs node, never the task that happens to complete it). At
+ * most KT_MAX_CGROUPS entries over every device (a tenant host's cgroups
+ * doing I/O on the disks with weights); userspace deletes the entries of
+ * cgroups idle for a while, and a cgroup that finds the map full is not
+ * accounted (kt_op_counters.cg_dropped). Latency is the total span, in a
+ * histogram KT_CG_HIST_GROUP times coarser than a device's (a bucket 1/4
+ * of its lower bound wide: +-12.5%, enough for a per-cgroup P99 in
+ * status), so that a cgroup's statistics fit in 1 KiB.
+ */
+#define KT_MAX_CGROUPS		128u
+#define KT_CG_HIST_GROUP	5u
+#define KT_CG_HIST_BUCKETS	((KT_HIST_BUCKETS + KT_CG_HIST_GROUP - 1) / KT_CG_HIST_GROUP)
+
+enum kt_cg_op {
+	KT_CG_READ = 0,
+	KT_CG_WRITE = 1,
+	KT_CG_OPS = 2,		/* discards and the rest are not shared by weight */
+};
+
+struct kt_cg_key {
+	__u32 dev;		/* kernel dev_t of the disk */
+	__u32 pad;
+	__u64 cgroup;		/* kernfs node id of the cgroup; 0: none (no bio or blkg) */
+};
+
+struct kt_cg_counters {
+	__u64 completed;
+	__u64 bytes;
+	__u64 lat_sum_ns;	/* total span */
+};
+
+struct kt_cg_stats {
+	struct kt_cg_counters op[KT_CG_OPS];
+	__u32 hist[KT_CG_OPS][KT_CG_HIST_BUCKETS];
 };
 
 /* Last kyber_latency record of one domain and type. */
@@ -250,7 +295,7 @@ static inline __u64 kt_hist_width(__u32 idx)
 }
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct kt_op_counters) == 8 * (KT_LAT_MAX + 15), "kt_op_counters layout changed");
+_Static_assert(sizeof(struct kt_op_counters) == 8 * (KT_LAT_MAX + 16), "kt_op_counters layout changed");
 _Static_assert(sizeof(struct kt_dev_stats) ==
 	       KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_HISTS * KT_HIST_BUCKETS,
 	       "kt_dev_stats layout changed");
@@ -263,6 +308,10 @@ _Static_assert(sizeof(struct kt_kyber_state) == 16 + 32 + 32 + 4 * 2 * 24,
 _Static_assert(sizeof(struct kt_req) == 24, "kt_req layout changed");
 _Static_assert(sizeof(struct kt_watch) == 8, "kt_watch layout changed");
 _Static_assert(sizeof(struct kt_cost) == 16, "kt_cost layout changed");
+_Static_assert(sizeof(struct kt_cg_key) == 16, "kt_cg_key layout changed");
+_Static_assert(sizeof(struct kt_cg_stats) == KT_CG_OPS * 24 + 4 * KT_CG_OPS * KT_CG_HIST_BUCKETS,
+	       "kt_cg_stats layout changed");
+_Static_assert(sizeof(struct kt_cg_stats) <= 1024, "kt_cg_stats over 1 KiB");
 #endif
 
 #endif

@@ -159,6 +159,52 @@ static int method_get_histogram(sd_bus_message *msg, void *userdata, sd_bus_erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+/* (cgroup, weight) of every weight set on the disk. */
+static int property_get_weights(sd_bus *bus, const char *path, const char *interface, const char *property,
+				sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct bus_device *bd = userdata;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(su)");
+	for (size_t i = 0; r >= 0 && i < device_n_weights(bd->d); i++) {
+		const struct device_weight *w = device_weight(bd->d, i);
+
+		r = sd_bus_message_append(reply, "(su)", w->cgroup, w->weight);
+	}
+	return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+/* Per cgroup sharing the disk: the last period's figures and the limits
+ * in force (docs/dbus.md, GetShares). */
+static int method_get_shares(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ struct device_share_row *rows = NULL;
+	struct bus_device *bd = userdata;
+	size_t n;
+	int r;
+
+	r = device_get_shares(bd->d, &rows, &n);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_new_method_return(msg, &reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', BUS_SHARE_ROW);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		const struct device_share_row *s = &rows[i];
+
+		r = sd_bus_message_append(reply, BUS_SHARE_ROW, s->cgroup, s->weight, (int)s->weighted, s->share,
+					  s->read_iops, s->write_iops, s->read_bps, s->write_bps,
+					  s->read_p99_ns, s->write_p99_ns, s->limit.read_iops, s->limit.write_iops,
+					  s->limit.read_bps, s->limit.write_bps);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	return r < 0 ? r : sd_bus_send(NULL, reply, NULL);
+}
+
 #define PROPERTY_FLAGS_CONST SD_BUS_VTABLE_PROPERTY_CONST
 #define PROPERTY_FLAGS_CHANGE SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
@@ -168,8 +214,11 @@ const sd_bus_vtable bus_device_vtable[] = {
 	SD_BUS_PROPERTY(member, sig, property_get, 0, PROPERTY_FLAGS_##kind),
 	BUS_DEVICE_PROPERTIES(PROP_VTABLE)
 #undef PROP_VTABLE
+	SD_BUS_PROPERTY("Weights", "a(su)", property_get_weights, 0, 0),
 	SD_BUS_METHOD_WITH_ARGS("GetHistogram", SD_BUS_ARGS("s", op), SD_BUS_RESULT("a(tt)", buckets),
 				method_get_histogram, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("GetShares", SD_BUS_NO_ARGS, SD_BUS_RESULT("a" BUS_SHARE_ROW, shares),
+				method_get_shares, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("TargetsChanged",
 				SD_BUS_ARGS("t", old_read_ns, "t", old_write_ns, "t", new_read_ns,
 					    "t", new_write_ns, "s", reason), 0),

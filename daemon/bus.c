@@ -11,6 +11,7 @@
 
 #include "bus-auth.h"
 #include "bus-internal.h"
+#include "cgroup-parse.h"
 #include "error.h"
 #include "log.h"
 #include "macro.h"
@@ -26,6 +27,7 @@
  * anything else is done with them (no polkit query, no lookup). */
 #define BUS_DEVICE_ARG_MAX 4096
 #define BUS_GOAL_ARG_MAX 512
+#define BUS_CGROUP_ARG_MAX CGROUP_PATH_MAX
 
 static int check_length(const char *what, const char *s, size_t max, sd_bus_error *error)
 {
@@ -116,6 +118,8 @@ static int method_export_profile(sd_bus_message *msg, void *userdata, sd_bus_err
 enum request {
 	REQ_SET_GOAL,
 	REQ_CLEAR_GOAL,
+	REQ_SET_WEIGHT,
+	REQ_CLEAR_WEIGHT,
 	REQ_PAUSE,
 	REQ_RESUME,
 	REQ_RESET,
@@ -124,6 +128,8 @@ enum request {
 static const char *const request_action[] = {
 	[REQ_SET_GOAL] = ACTION_PREFIX "set-goal",
 	[REQ_CLEAR_GOAL] = ACTION_PREFIX "clear-goal",
+	[REQ_SET_WEIGHT] = ACTION_PREFIX "set-weight",
+	[REQ_CLEAR_WEIGHT] = ACTION_PREFIX "clear-weight",
 	[REQ_PAUSE] = ACTION_PREFIX "pause",
 	[REQ_RESUME] = ACTION_PREFIX "resume",
 	[REQ_RESET] = ACTION_PREFIX "reset",
@@ -137,11 +143,16 @@ static const char *const request_action[] = {
 static int request(sd_bus_message *msg, struct bus *b, enum request req, sd_bus_message_handler_t self,
 		   sd_bus_error *error)
 {
-	const char *device, *goal = NULL, *who = sd_bus_message_get_sender(msg);
+	const char *device, *goal = NULL, *cgroup = NULL, *who = sd_bus_message_get_sender(msg);
+	uint32_t weight = 0;
 	int r;
 
 	if (req == REQ_SET_GOAL)
 		r = sd_bus_message_read(msg, "ss", &device, &goal);
+	else if (req == REQ_SET_WEIGHT)
+		r = sd_bus_message_read(msg, "ssu", &device, &cgroup, &weight);
+	else if (req == REQ_CLEAR_WEIGHT)
+		r = sd_bus_message_read(msg, "ss", &device, &cgroup);
 	else
 		r = sd_bus_message_read(msg, "s", &device);
 	if (r < 0)
@@ -149,6 +160,8 @@ static int request(sd_bus_message *msg, struct bus *b, enum request req, sd_bus_
 	r = check_length("device", device, BUS_DEVICE_ARG_MAX, error);
 	if (r >= 0 && goal)
 		r = check_length("goal", goal, BUS_GOAL_ARG_MAX, error);
+	if (r >= 0 && cgroup)
+		r = check_length("cgroup", cgroup, BUS_CGROUP_ARG_MAX, error);
 	if (r < 0)
 		return r;
 	r = bus_auth_check(b->auth, msg, request_action[req], self, b, error);
@@ -163,6 +176,12 @@ static int request(sd_bus_message *msg, struct bus *b, enum request req, sd_bus_
 		break;
 	case REQ_CLEAR_GOAL:
 		r = manager_clear_goal(b->m, device, error);
+		break;
+	case REQ_SET_WEIGHT:
+		r = manager_set_weight(b->m, device, cgroup, weight, GOAL_SOURCE_RUNTIME, error);
+		break;
+	case REQ_CLEAR_WEIGHT:
+		r = manager_clear_weight(b->m, device, cgroup, error);
 		break;
 	case REQ_PAUSE:
 		r = manager_pause(b->m, device, error);
@@ -184,6 +203,11 @@ static int request(sd_bus_message *msg, struct bus *b, enum request req, sd_bus_
 	/* Who changed what, for the journal. */
 	if (goal)
 		log_info("%.64s: goal '%.*s' set over D-Bus by %s", device, GOAL_TEXT_MAX, goal, who ?: "?");
+	else if (req == REQ_SET_WEIGHT)
+		log_info("%.64s: weight %u of cgroup %.128s set over D-Bus by %s", device, weight, cgroup,
+			 who ?: "?");
+	else if (req == REQ_CLEAR_WEIGHT)
+		log_info("%.64s: weight of cgroup %.128s cleared over D-Bus by %s", device, cgroup, who ?: "?");
 	else
 		log_info("%.64s: %s over D-Bus by %s", device, request_action[req] + strlen(ACTION_PREFIX),
 			 who ?: "?");
@@ -198,6 +222,16 @@ static int method_set_goal(sd_bus_message *msg, void *userdata, sd_bus_error *er
 static int method_clear_goal(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	return request(msg, userdata, REQ_CLEAR_GOAL, method_clear_goal, error);
+}
+
+static int method_set_weight(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return request(msg, userdata, REQ_SET_WEIGHT, method_set_weight, error);
+}
+
+static int method_clear_weight(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return request(msg, userdata, REQ_CLEAR_WEIGHT, method_clear_weight, error);
 }
 
 static int method_pause(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -263,6 +297,10 @@ static const sd_bus_vtable manager_vtable[] = {
 				method_set_goal, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ClearGoal", SD_BUS_ARGS("s", device), SD_BUS_NO_RESULT,
 				method_clear_goal, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SetWeight", SD_BUS_ARGS("s", device, "s", cgroup, "u", weight), SD_BUS_NO_RESULT,
+				method_set_weight, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ClearWeight", SD_BUS_ARGS("s", device, "s", cgroup), SD_BUS_NO_RESULT,
+				method_clear_weight, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_ARGS("s", device), SD_BUS_NO_RESULT,
 				method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_ARGS("s", device), SD_BUS_NO_RESULT,

@@ -44,6 +44,7 @@ enum section {
 	SECTION_NONE,		/* before the first header */
 	SECTION_TUNER,
 	SECTION_GOALS,
+	SECTION_WEIGHTS,
 	SECTION_IGNORED,	/* unknown or broken header, warned about once */
 };
 
@@ -113,6 +114,8 @@ static enum section section_from_header(struct parse *ps, const char *h)
 		return SECTION_TUNER;
 	if (n == strlen("Goals") && strncmp(h + 1, "Goals", n) == 0)
 		return SECTION_GOALS;
+	if (n == strlen("Weights") && strncmp(h + 1, "Weights", n) == 0)
+		return SECTION_WEIGHTS;
 	conf_warn(ps, "Unknown section '%.*s'. Ignoring.", (int)n, h + 1);
 	return SECTION_IGNORED;
 }
@@ -326,7 +329,7 @@ static int tuner_key(struct parse *ps, const char *key, const char *v)
 	return 0;
 }
 
-static bool device_valid(const char *d)
+bool conf_device_valid(const char *d)
 {
 	if (d[0] != '/')
 		return blockdev_name_valid(d);
@@ -371,7 +374,7 @@ static int goals_key(struct parse *ps, const char *device, const char *v)
 	struct goal parsed;
 	int r;
 
-	if (!device_valid(device)) {
+	if (!conf_device_valid(device)) {
 		conf_warn(ps, "Invalid device '%s' (expected a disk name such as nvme0n1 or a path "
 			  "under /dev), ignoring.", device);
 		return 0;
@@ -418,6 +421,20 @@ static int goals_key(struct parse *ps, const char *device, const char *v)
 	return 0;
 }
 
+static int weights_key(struct parse *ps, const char *key, const char *v)
+{
+	_cleanup_free_ char *where = where_dup(ps);
+	char warning[CONF_LINE_MAX + 128];
+	int r;
+
+	if (!where)
+		return -ENOMEM;
+	r = conf_weights_key(ps->c, key, v, where, warning, sizeof(warning));
+	if (warning[0])
+		conf_warn(ps, "%s", warning);
+	return r;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse *ps = user;
@@ -453,6 +470,9 @@ static int handler(void *user, const char *section, const char *name, const char
 		break;
 	case SECTION_GOALS:
 		r = goals_key(ps, key, v);
+		break;
+	case SECTION_WEIGHTS:
+		r = weights_key(ps, key, v);
 		break;
 	default:
 		return 1;
@@ -610,6 +630,7 @@ void conf_done(struct conf *c)
 	for (size_t i = 0; i < c->n_goals; i++)
 		conf_goal_done(&c->goals[i]);
 	free(c->goals);
+	conf_weights_done(c);
 	free(c->record_path);
 	free(c->metrics_path);
 	memset(c, 0, sizeof(*c));

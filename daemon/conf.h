@@ -20,6 +20,13 @@ struct conf_goal {
 	char *where;		/* "FILE:LINE" it came from */
 };
 
+struct conf_weight {
+	char *device;		/* name or /dev path, as written */
+	char *cgroup;		/* normalized path (cgroup-parse.h) */
+	uint32_t weight;
+	char *where;		/* "FILE:LINE" */
+};
+
 struct conf {
 	/* [Tuner]; each has_* says whether the key was given */
 	bool has_interval, has_settle, has_rollback, has_switch_scheduler, has_max_devices,
@@ -36,6 +43,9 @@ struct conf {
 	/* [Goals]: DEVICE=GOAL */
 	struct conf_goal *goals;
 	size_t n_goals;
+	/* [Weights]: DEVICE:CGROUP=WEIGHT */
+	struct conf_weight *weights;
+	size_t n_weights;
 	unsigned warnings;		/* how many warnings were logged */
 };
 
@@ -55,3 +65,13 @@ int conf_parse_text(struct conf *c, const char *text, size_t len, const char *na
 int conf_load(struct conf *c, const char *path, const char *dropin_dir);
 
 void conf_done(struct conf *c);
+
+/* conf-weights.c: one [Weights] line, DEVICE:CGROUP=WEIGHT (an empty
+ * WEIGHT drops an earlier weight of that pair), where it is "FILE:LINE".
+ * A bad line leaves a sentence in warning ("" otherwise) and changes
+ * nothing. -ENOMEM only. */
+int conf_weights_key(struct conf *c, const char *key, const char *value, const char *where, char *warning,
+		     size_t n);
+void conf_weights_done(struct conf *c);
+/* The device part of a key: a disk name or a path under /dev. */
+bool conf_device_valid(const char *d);

@@ -49,6 +49,8 @@ struct device {
 	bool gone;			/* the disk went away: nothing to restore */
 	bool have_interval;
 	struct ctl_decision last;	/* last decision */
+	struct device_share *share;	/* cgroups sharing it by weight; NULL: no weights */
+	bool weights_only;		/* tuned for its weights alone, no goal of its own */
 	sd_event_source *settle;
 	uint64_t changes;
 };
@@ -86,6 +88,15 @@ const struct profile *device_profile(const struct device *d);
 void device_profile_seed(struct device *d);
 /* After each decision: a goal met long enough on Kyber is a point learned. */
 void device_profile_learn(struct device *d);
+
+/* device-share.c: cgroups sharing the disk by weight. */
+/* One period: accounting, the policy, limits written (from device_step). */
+void device_share_step(struct device *d);
+/* Every cgroup's limits back, accounting off; the weights stay (pause,
+ * reset: hands off until resumed). */
+void device_share_stop(struct device *d);
+/* The same, and the weights forgotten (the device stops). */
+void device_share_free(struct device *d);
 
 /* device-operator.c: settings changed by someone else. */
 /* Someone else changed it: hands off until resumed (logged, state overridden). */

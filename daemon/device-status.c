@@ -51,7 +51,11 @@ void device_get_status(const struct device *d, struct device_status *out)
 	out->scheduler_switches = d->sched.switches;
 	(void)sched_cost_get(&d->cost, SCHED_RUN_ORIGINAL, &out->original_cost_ns);
 	(void)sched_cost_get(&d->cost, SCHED_RUN_KYBER, &out->kyber_cost_ns);
-	goal_format(&d->goal, out->goal, sizeof(out->goal));
+	/* A disk tuned for its cgroups' weights alone has no goal of its own. */
+	if (d->weights_only)
+		out->goal[0] = 0;
+	else
+		goal_format(&d->goal, out->goal, sizeof(out->goal));
 	out->state = d->state;
 	out->reason = d->reason;
 	out->current = d->written;

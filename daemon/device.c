@@ -184,7 +184,8 @@ static struct measure_where where_of(const struct device *d)
 	};
 }
 
-void device_step(struct device *d)
+/* The tuner's part of an interval: measure, decide, apply, report. */
+static void tune_step(struct device *d)
 {
 	const struct manager_callbacks *cb = d->env.cb;
 	struct measure_where w;
@@ -226,6 +227,12 @@ void device_step(struct device *d)
 		device_record_interval(d, changed);
 	if (cb->interval)
 		cb->interval(d, cb->userdata);
+}
+
+void device_step(struct device *d)
+{
+	tune_step(d);
+	device_share_step(d);
 }
 
 /*
@@ -460,6 +467,9 @@ struct device *device_free(struct device *d)
 {
 	if (!d)
 		return NULL;
+	/* Cgroup limits are put back whatever --no-rollback says: fixed,
+	 * they would hold the cgroups to a share of a moment past. */
+	device_share_free(d);
 	restore(d);
 	measure_stop(&d->ms, d->env.observer);
 	sd_event_source_disable_unref(d->settle);
@@ -484,6 +494,7 @@ void device_set_goal(struct device *d, const struct goal *g, enum goal_source so
 void device_pause(struct device *d)
 {
 	d->paused = true;
+	device_share_stop(d);
 	device_set_state(d, CTL_PAUSED, "paused by request");
 }
 
@@ -528,6 +539,7 @@ int device_reset(struct device *d)
 	int r;
 
 	d->overridden = false;
+	device_share_stop(d);
 	r = kyber_sysfs_restore(d->env.o->sysroot, d->dev.name, &d->original);
 	device_refresh_scheduler(d);
 	if (r < 0)

@@ -14,11 +14,13 @@
 #include <systemd/sd-event.h>
 
 #include "blockdev.h"
+#include "cgroup-parse.h"
 #include "controller.h"
 #include "daemon-options.h"
 #include "goal.h"
 #include "kyber-sysfs.h"
 
+struct cgroup_hierarchy;
 struct metrics_device;
 struct observer;
 struct originals;
@@ -29,6 +31,7 @@ struct device_env {
 	const struct manager_options *o;
 	struct observer *observer;		/* shared by every device */
 	const struct profiles *profiles;	/* per-model starting points; NULL: none */
+	const struct cgroup_hierarchy *cgroups;	/* the io controller's; NULL: none (no weights) */
 	sd_event *event;
 	struct recorder *recorder;		/* NULL: no flight record */
 	const struct manager_callbacks *cb;	/* read at each call: may change */
@@ -123,6 +126,43 @@ void device_cost_window_end(struct device *d, const struct cost_window *w, uint6
 uint64_t device_interval_ios(const struct device *d);
 /* Busy, and its scheduler's cost not measured yet: sample soon. */
 bool device_cost_wanted(const struct device *d);
+
+/*
+ * Cgroups sharing the disk by weight (share.h, device-share.c). A weight
+ * names a cgroup by its path relative to the io controller's hierarchy
+ * root; one set at run time stands over a configured one. -errno, with a
+ * sentence in error: no io controller (-EOPNOTSUPP), an invalid path or
+ * weight (-EINVAL), no such cgroup or no such weight (-ENOENT).
+ */
+struct device_weight {
+	char cgroup[CGROUP_PATH_MAX];
+	uint32_t weight;
+	enum goal_source source;
+};
+
+int device_set_weight(struct device *d, const char *cgroup, uint32_t weight, enum goal_source source,
+		      sd_bus_error *error);
+int device_clear_weight(struct device *d, const char *cgroup, sd_bus_error *error);
+size_t device_n_weights(const struct device *d);
+const struct device_weight *device_weight(const struct device *d, size_t i);
+
+/* One cgroup sharing the disk, as the last period saw it. */
+struct device_share_row {
+	char cgroup[CGROUP_PATH_MAX];	/* "(none)": requests without a cgroup */
+	uint32_t weight;
+	bool weighted;			/* a weight was set for it (else io.weight's default) */
+	double share;			/* of the disk's capacity (limiting) or of what was done */
+	double read_iops, write_iops, read_bps, write_bps;
+	uint64_t read_p99_ns, write_p99_ns;	/* total latency; 0: none */
+	struct cgroup_limits limit;	/* kyber-tuned's limits in force; 0: none */
+};
+
+/* The cgroups doing I/O on the disk, and the weighted ones that did
+ * none lately: *ret (free()) with *n rows. -ENOMEM. */
+int device_get_shares(const struct device *d, struct device_share_row **ret, size_t *n);
+/* Tuned for its weights alone: no goal of its own (mode=throughput). */
+bool device_weights_only(const struct device *d);
+void device_set_weights_only(struct device *d, bool on);
 
 /* What was learned here, as a profile record (profile.h) in *ret (free()).
  * -ENODATA, with a sentence in error, while nothing was learned yet. */

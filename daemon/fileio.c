@@ -48,6 +48,46 @@ int read_full_file(const char *path, int open_flags, size_t max, char **ret, siz
 	return 0;
 }
 
+int read_virtual_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return negative_errno();
+	for (;;) {
+		ssize_t k;
+
+		if (n + 1 >= cap) {
+			char *grown;
+
+			if (cap > max)
+				return -EFBIG;
+			cap = cap ? cap * 2 : 4096;
+			grown = realloc(buf, cap);
+			if (!grown)
+				return -ENOMEM;
+			buf = grown;
+		}
+		k = read(fd, buf + n, cap - n - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return negative_errno();
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	if (n > max)
+		return -EFBIG;
+	buf[n] = 0;
+	*ret = TAKE_PTR(buf);
+	*ret_len = n;
+	return 0;
+}
+
 int write_file_atomic_full(const char *path, const uint8_t *data, size_t len, mode_t mode, unsigned flags)
 {
 	char tmp[PATH_MAX], dir[PATH_MAX];

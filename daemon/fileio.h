@@ -15,6 +15,12 @@
  */
 int read_full_file(const char *path, int open_flags, size_t max, char **ret, size_t *ret_len);
 
+/*
+ * The same for a kernel's virtual file (procfs, cgroupfs), whose size says
+ * nothing: read until end of file, -EFBIG past max bytes.
+ */
+int read_virtual_file(const char *path, size_t max, char **ret, size_t *ret_len);
+
 /* Atomic replace of path with data: temp file in the same directory,
  * fsync, rename, fsync of the directory. Mode 0600. */
 int write_file_atomic(const char *path, const uint8_t *data, size_t len);

@@ -3,6 +3,7 @@
  * manager-previous.c (what a previous instance left), and nothing else. */
 #pragma once
 
+#include "cgroup-io.h"
 #include "manager.h"
 #include "profile.h"
 #include "state.h"
@@ -26,7 +27,24 @@ struct manager {
 	char *state_path, *originals_path;	/* NULL: not kept */
 	struct waiting_goal *waiting;
 	size_t n_waiting;
+	struct cgroup_hierarchy cgroups;	/* the io controller's, for weights */
+	bool have_cgroups;
 };
+
+/* Start tuning a disk with a goal (weights_only: the goal is the one of
+ * a disk tuned for its cgroups' weights alone, never kept in the state
+ * file); *ret (if not NULL) the device. -errno, with a sentence in error. */
+int manager_start_device(struct manager *m, const struct blockdev *bd, const struct goal *g,
+			 enum goal_source source, bool weights_only, struct device **ret, sd_bus_error *error);
+
+/* manager-weights.c. */
+/* Where the io controller is (at start): weights need it. */
+void manager_find_cgroups(struct manager *m);
+/* A tuned disk whose goal was cleared while cgroups have weights on it:
+ * tuned for them alone from now on. */
+void manager_weights_only(struct manager *m, struct device *d);
+/* Limits a previous instance left on cgroups, put back (at start). */
+void manager_restore_cgroup_leftovers(struct manager *m);
 
 /* Forgets devs[i]: the bus drops its object, its observer slot is freed,
  * it rolls back unless its disk is gone. */

@@ -82,6 +82,7 @@ void manager_restore_leftovers(struct manager *m)
 {
 	struct blockdev bd;
 
+	manager_restore_cgroup_leftovers(m);
 	/* Originals left by an instance that did not exit cleanly. */
 	for (size_t i = 0; i < m->originals.n;) {
 		struct original *e = &m->originals.v[i];

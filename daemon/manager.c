@@ -231,6 +231,7 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 
 	load_persistent(m);
 	load_profiles(m);
+	manager_find_cgroups(m);
 	if (m->o.record_path) {
 		r = recorder_open(&m->recorder, m->o.record_path, m->o.record_max_bytes);
 		if (r < 0) {
@@ -368,7 +369,7 @@ static void remember_goal(struct manager *m, struct device *d)
 	/* state_put() copies the strings. */
 	e.id = (char *)device_id(d);
 	e.name = (char *)device_name(d);
-	e.goal = device_source(d) == GOAL_SOURCE_RUNTIME ?
+	e.goal = device_source(d) == GOAL_SOURCE_RUNTIME && !device_weights_only(d) ?
 		 goal_format(device_goal(d), goal, sizeof(goal)) : NULL;
 	if (state_put(&m->state, &e) == 0)
 		manager_save_state(m);
@@ -412,7 +413,7 @@ static bool could_appear(const char *device, int r)
 int manager_set_goal_from(struct manager *m, const char *device, const char *goal_text,
 			  enum goal_source source, sd_bus_error *error)
 {
-	struct device *d, **devs;
+	struct device *d;
 	struct blockdev bd;
 	char note[320];
 	struct goal g;
@@ -452,6 +453,7 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 			log_dev_info(device_name(d), "a goal set at run time replaces the configured goal %s "
 				     "until it is cleared", was);
 		}
+		device_set_weights_only(d, false);
 		device_set_goal(d, &g, source);
 		remember_goal(m, d);
 		/* Someone else took the device over; a goal set at run time is
@@ -465,6 +467,15 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 		}
 		return 0;
 	}
+	return manager_start_device(m, &bd, &g, source, false, NULL, error);
+}
+
+int manager_start_device(struct manager *m, const struct blockdev *bd, const struct goal *g,
+			 enum goal_source source, bool weights_only, struct device **ret, sd_bus_error *error)
+{
+	struct device *d, **devs;
+	int r;
+
 	if (m->n_devs >= m->o.max_devices)
 		return error_setf(error, -ENOSPC, "Already tuning %zu devices, the most the observer was "
 				  "sized for (MaxDevices)", m->n_devs);
@@ -473,18 +484,22 @@ int manager_set_goal_from(struct manager *m, const char *device, const char *goa
 		return error_setf(error, -ENOMEM, "Out of memory");
 	m->devs = devs;
 	r = device_new(&(const struct device_env) {
-			       .o = &m->o, .observer = m->observer, .profiles = &m->profiles, .event = m->event,
+			       .o = &m->o, .observer = m->observer, .profiles = &m->profiles,
+			       .cgroups = m->have_cgroups ? &m->cgroups : NULL, .event = m->event,
 			       .recorder = m->recorder, .cb = &m->cb,
 			       .state = &m->state, .originals = &m->originals,
 			       .save_state = manager_save_state, .save_originals = manager_save_originals, .owner = m,
-		       }, &bd, &g, source, &d, error);
+		       }, bd, g, source, &d, error);
 	if (r < 0)
 		return r;
+	device_set_weights_only(d, weights_only);
 	m->devs[m->n_devs++] = d;
 	remember_goal(m, d);
 	update_tick(m);
 	if (m->cb.device_added)
 		m->cb.device_added(d, m->cb.userdata);
+	if (ret)
+		*ret = d;
 	return 0;
 }
 
@@ -543,6 +558,11 @@ int manager_clear_goal(struct manager *m, const char *device, sd_bus_error *erro
 			device_set_config_goal(d, NULL);
 			return 0;
 		}
+	}
+	if (device_n_weights(d)) {
+		log_dev_info(device_name(d), "goal cleared; tuned for its cgroups' weights alone");
+		manager_weights_only(m, d);
+		return 0;
 	}
 	log_dev_info(device_name(d), "goal cleared");
 	manager_remove_device(m, i);

@@ -83,6 +83,25 @@ int manager_reset(struct manager *m, const char *device, sd_bus_error *error);
 /* resume for every overridden or paused device */
 void manager_resume_all(struct manager *m);
 
+/*
+ * Weights of cgroups on a disk (device: a name or /dev path; cgroup: its
+ * path relative to the io controller's hierarchy root; weight 1-10000, as
+ * io.weight). A disk without a goal is tuned for its weights alone (no
+ * latency goal, its own scheduler). A weight set at run time is kept
+ * across restarts and stands over a configured one. Clearing the last
+ * weight of a disk tuned for its weights alone stops tuning it. -errno,
+ * with the sentence for the requester in error.
+ */
+int manager_set_weight(struct manager *m, const char *device, const char *cgroup, uint32_t weight,
+		       enum goal_source source, sd_bus_error *error);
+int manager_clear_weight(struct manager *m, const char *device, const char *cgroup, sd_bus_error *error);
+/* At start, after manager_resume_goals(): the weights set at run time. */
+void manager_resume_weights(struct manager *m);
+/* Configuration reload: configured weights not among the n pairs
+ * (devices[i], cgroups[i]) are cleared. */
+void manager_drop_config_weights_except(struct manager *m, const char *const *devices,
+					const char *const *cgroups, size_t n);
+
 /* 0 if the observer's maps are still usable with the capabilities this
  * process has now (struct manager * as void *: a privs probe). */
 int manager_check_observer_access(void *userdata);

@@ -13,7 +13,7 @@
 #include "kyber_observer.skel.h"
 #include "log.h"
 #include "macro.h"
-#include "observer.h"
+#include "observer-internal.h"
 #include "time-util.h"
 
 #ifndef CAP_PERFMON
@@ -31,29 +31,6 @@
  * request in flight longer, or a completion never delivered) is swept.
  */
 #define TRACKING_DRAIN_NS	1000000000ull
-
-struct observer {
-	struct kyber_observer_bpf *skel;
-	enum observer_attach mode;
-	bool kyber_view;
-	unsigned ncpus;
-	size_t stride;		/* bytes per CPU in a per-CPU value */
-	void *percpu;		/* one per-CPU kt_dev_stats value */
-	unsigned max_devices;
-	bool *slot_used;
-	bool *slot_tracked;	/* KT_WATCH_TRACK set for the slot */
-	uint32_t *slot_kdev;
-	struct slot_books *books;	/* userspace corrections per slot */
-	struct bpf_program *track_progs[2];	/* insert, issue: attached on demand */
-	struct bpf_link *track_links[2];
-	uint64_t detached_ns;	/* when tracking stopped; 0: nothing to drain */
-};
-
-/* What observer_expire() took off the kernel's books, per op. */
-struct slot_books {
-	int64_t queued[KT_OP_MAX], inflight[KT_OP_MAX];
-	uint64_t expired[KT_OP_MAX];
-};
 
 static const char *const attach_names[] = {
 	[OBSERVER_ATTACH_AUTO] = "auto",
@@ -224,9 +201,10 @@ int observer_new(struct observer **ret, enum observer_attach attach, unsigned ma
 	o->percpu = calloc(o->ncpus, o->stride);
 	o->slot_used = calloc(max_devices, sizeof(bool));
 	o->slot_tracked = calloc(max_devices, sizeof(bool));
+	o->slot_cgroups = calloc(max_devices, sizeof(bool));
 	o->slot_kdev = calloc(max_devices, sizeof(uint32_t));
 	o->books = calloc(max_devices, sizeof(struct slot_books));
-	if (!o->percpu || !o->slot_used || !o->slot_tracked || !o->slot_kdev || !o->books) {
+	if (!o->percpu || !o->slot_used || !o->slot_tracked || !o->slot_cgroups || !o->slot_kdev || !o->books) {
 		r = log_oom();
 		goto fail;
 	}
@@ -250,6 +228,7 @@ struct observer *observer_free(struct observer *o)
 	free(o->percpu);
 	free(o->slot_used);
 	free(o->slot_tracked);
+	free(o->slot_cgroups);
 	free(o->slot_kdev);
 	free(o->books);
 	free(o);
@@ -356,17 +335,32 @@ static int reconcile_tracking(struct observer *o)
 	return 0;
 }
 
+int observer_write_watch(struct observer *o, unsigned slot)
+{
+	struct kt_watch w = {
+		.slot = slot,
+		.flags = (o->slot_tracked[slot] ? KT_WATCH_TRACK : 0) | (o->slot_cgroups[slot] ? KT_WATCH_CGROUPS : 0),
+	};
+
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &o->slot_kdev[slot], &w, BPF_EXIST) < 0)
+		return negative_errno();
+	return 0;
+}
+
 int observer_set_tracked(struct observer *o, unsigned slot, bool tracked)
 {
-	struct kt_watch w = { .slot = slot, .flags = tracked ? KT_WATCH_TRACK : 0 };
-
 	if (slot >= o->max_devices || !o->slot_used[slot])
 		return -ENOENT;
 	if (o->slot_tracked[slot] != tracked) {
-		if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &o->slot_kdev[slot], &w,
-					BPF_EXIST) < 0)
-			return negative_errno();
+		bool was = o->slot_tracked[slot];
+		int r;
+
 		o->slot_tracked[slot] = tracked;
+		r = observer_write_watch(o, slot);
+		if (r < 0) {
+			o->slot_tracked[slot] = was;
+			return r;
+		}
 	}
 	return reconcile_tracking(o);
 }
@@ -400,6 +394,7 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 		return negative_errno();
 	o->slot_used[slot] = true;
 	o->slot_tracked[slot] = true;
+	o->slot_cgroups[slot] = false;
 	o->slot_kdev[slot] = kdev;
 	*ret_slot = slot;
 	r = reconcile_tracking(o);
@@ -416,6 +411,7 @@ int observer_unwatch(struct observer *o, unsigned slot)
 		return negative_errno();
 	(void)sweep_requests(o, (int)slot, false);
 	(void)bpf_map_delete_elem(bpf_map__fd(o->skel->maps.dev_stats), &o->slot_kdev[slot]);
+	observer_cgroups_drop(o, slot);
 	o->slot_used[slot] = false;
 	o->slot_tracked[slot] = false;
 	(void)reconcile_tracking(o);

@@ -64,6 +64,29 @@ int observer_expire(struct observer *o, unsigned slot);
 /* Cumulative counters of a watched slot, summed over CPUs. */
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out);
 
+/*
+ * Per-cgroup accounting of a watched device (KT_WATCH_CGROUPS): on while
+ * it has weights. Turning it off forgets its cgroups' counters.
+ */
+int observer_set_cgroups(struct observer *o, unsigned slot, bool on);
+
+/* One cgroup's cumulative counters on a device. */
+struct kt_cg_sample {
+	uint64_t cgroup;			/* kernfs node id; 0: requests without one */
+	struct kt_cg_counters op[KT_CG_OPS];
+	uint64_t hist[KT_CG_OPS][KT_CG_HIST_BUCKETS];
+};
+
+/*
+ * The cgroups accounted on a device now: up to max in out, their number
+ * in *ret_n (may exceed max: the rest were not read). -errno.
+ */
+int observer_cgroup_snapshot(struct observer *o, unsigned slot, struct kt_cg_sample *out, size_t max,
+			     size_t *ret_n);
+/* Forget one cgroup's counters on a device (an idle one: its memory goes
+ * back to the map, and it starts from zero if it comes back). */
+int observer_cgroup_forget(struct observer *o, unsigned slot, uint64_t cgroup);
+
 /* Kernel-side statistics of one attached program (bpf_prog_info). run_cnt
  * and run_time_ns count only while kernel.bpf_stats_enabled=1. */
 struct observer_prog_stats {

@@ -123,6 +123,36 @@ static unsigned apply_conf_goals(struct service *svc)
 	return refused;
 }
 
+/* Weights of the configuration: set (a bad one is a warning), and those
+ * that disappeared from it cleared. Returns the number refused. */
+static unsigned apply_conf_weights(struct service *svc)
+{
+	const char **devices = calloc(svc->conf.n_weights + 1, sizeof(char *));
+	const char **cgroups = calloc(svc->conf.n_weights + 1, sizeof(char *));
+	unsigned refused = 0;
+
+	for (size_t i = 0; i < svc->conf.n_weights; i++) {
+		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+		const struct conf_weight *w = &svc->conf.weights[i];
+		int r;
+
+		if (devices && cgroups) {
+			devices[i] = w->device;
+			cgroups[i] = w->cgroup;
+		}
+		r = manager_set_weight(svc->m, w->device, w->cgroup, w->weight, GOAL_SOURCE_CONFIG, &error);
+		if (r < 0) {
+			log_warning("%s: %s", w->where, error_message(&error, r));
+			refused++;
+		}
+	}
+	if (devices && cgroups)
+		manager_drop_config_weights_except(svc->m, devices, cgroups, svc->conf.n_weights);
+	free(devices);
+	free(cgroups);
+	return refused;
+}
+
 /* The command line's goals: each must take, or the daemon does not start. */
 static int apply_cli_goals(struct service *svc)
 {
@@ -169,6 +199,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 		apply_conf_log_level(svc->o, &svc->conf);
 		refused = apply_conf_goals(svc);
+		refused += apply_conf_weights(svc);
 		log_info("Configuration reloaded, %u warning(s); Interval, Settle, Rollback, "
 			 "SwitchScheduler, MaxDevices and Record take effect at the next start",
 			 svc->conf.warnings + refused);
@@ -220,7 +251,9 @@ int service_run(const struct service_options *o)
 	if (r < 0)
 		goto out;
 	manager_resume_goals(svc.m);
+	manager_resume_weights(svc.m);
 	(void)apply_conf_goals(&svc);
+	(void)apply_conf_weights(&svc);
 	manager_restore_leftovers(svc.m);
 	if (o->bus) {
 		r = bus_start(&bus, event, svc.m);

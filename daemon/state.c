@@ -18,6 +18,9 @@
 /* A state file is a few KiB; anything much bigger is not ours. */
 #define STATE_FILE_MAX (4 * 1024 * 1024)
 #define STATE_DEVICES_MAX 4096
+/* Weights and limited cgroups kept: as many as the observer accounts per
+ * device, for every device. */
+#define STATE_CGROUPS_MAX (4096 * 4)
 
 /*
  * Both tables (learned state, originals) are arrays of entries that start
@@ -111,11 +114,74 @@ static void table_done(void **v, size_t *n, size_t size)
 	*n = 0;
 }
 
+/* ---------------------------------------------------------------- weights */
+
+static void weight_done(struct state_weight *w)
+{
+	free(w->id);
+	free(w->name);
+	free(w->cgroup);
+	memset(w, 0, sizeof(*w));
+}
+
+struct state_weight *state_weight_find(struct state *s, const char *id, const char *cgroup)
+{
+	for (size_t i = 0; i < s->n_weights; i++)
+		if (strcmp(s->weights[i].id, id) == 0 && strcmp(s->weights[i].cgroup, cgroup) == 0)
+			return &s->weights[i];
+	return NULL;
+}
+
+int state_weight_put(struct state *s, const struct state_weight *w)
+{
+	struct state_weight copy = { .weight = w->weight }, *slot;
+
+	if (!w->id || !*w->id || !w->cgroup || !*w->cgroup)
+		return -EINVAL;
+	copy.id = strdup(w->id);
+	copy.name = strdup(w->name ? w->name : "");
+	copy.cgroup = strdup(w->cgroup);
+	if (!copy.id || !copy.name || !copy.cgroup) {
+		weight_done(&copy);
+		return -ENOMEM;
+	}
+	slot = state_weight_find(s, w->id, w->cgroup);
+	if (slot)
+		weight_done(slot);
+	else {
+		struct state_weight *grown = realloc(s->weights, (s->n_weights + 1) * sizeof(*grown));
+
+		if (!grown) {
+			weight_done(&copy);
+			return -ENOMEM;
+		}
+		s->weights = grown;
+		slot = &grown[s->n_weights++];
+	}
+	*slot = copy;
+	return 0;
+}
+
+void state_weight_remove(struct state *s, const char *id, const char *cgroup)
+{
+	struct state_weight *w = state_weight_find(s, id, cgroup);
+
+	if (!w)
+		return;
+	weight_done(w);
+	*w = s->weights[--s->n_weights];
+}
+
 /* ---------------------------------------------------------------- state */
 
 void state_done(struct state *s)
 {
 	table_done((void **)&s->devs, &s->n, sizeof(*s->devs));
+	for (size_t i = 0; i < s->n_weights; i++)
+		weight_done(&s->weights[i]);
+	free(s->weights);
+	s->weights = NULL;
+	s->n_weights = 0;
 }
 
 struct state_device *state_find(struct state *s, const char *id)
@@ -190,6 +256,21 @@ int state_decode(const uint8_t *buf, size_t len, struct state *out)
 		if (r < 0)
 			goto out;
 	}
+	if (m->n_weights > STATE_CGROUPS_MAX) {
+		r = -EBADMSG;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n_weights; i++) {
+		const Kybertune__WeightState *p = m->weights[i];
+		struct state_weight w = { .id = p->device_id, .name = p->name, .cgroup = p->cgroup,
+					  .weight = p->weight };
+
+		r = state_weight_put(out, &w);
+		if (r < 0) {
+			r = r == -EINVAL ? -EBADMSG : r;
+			goto out;
+		}
+	}
 out:
 	kybertune__state__free_unpacked(m, NULL);
 	if (r < 0)
@@ -202,13 +283,27 @@ int state_encode(const struct state *s, uint8_t **ret, size_t *ret_len)
 	Kybertune__State m = KYBERTUNE__STATE__INIT;
 	_cleanup_free_ Kybertune__DeviceState *devs = NULL;
 	_cleanup_free_ Kybertune__DeviceState **ptrs = NULL;
+	_cleanup_free_ Kybertune__WeightState *ws = NULL;
+	_cleanup_free_ Kybertune__WeightState **wptrs = NULL;
 	uint8_t *buf;
 	size_t n;
 
 	devs = calloc(s->n + 1, sizeof(*devs));
 	ptrs = calloc(s->n + 1, sizeof(*ptrs));
-	if (!devs || !ptrs)
+	ws = calloc(s->n_weights + 1, sizeof(*ws));
+	wptrs = calloc(s->n_weights + 1, sizeof(*wptrs));
+	if (!devs || !ptrs || !ws || !wptrs)
 		return -ENOMEM;
+	for (size_t i = 0; i < s->n_weights; i++) {
+		kybertune__weight_state__init(&ws[i]);
+		ws[i].device_id = s->weights[i].id;
+		ws[i].name = s->weights[i].name;
+		ws[i].cgroup = s->weights[i].cgroup;
+		ws[i].weight = s->weights[i].weight;
+		wptrs[i] = &ws[i];
+	}
+	m.n_weights = s->n_weights;
+	m.weights = wptrs;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct state_device *d = &s->devs[i];
 
@@ -240,9 +335,73 @@ int state_encode(const struct state *s, uint8_t **ret, size_t *ret_len)
 
 /* ---------------------------------------------------------------- originals */
 
+static void cg_done(struct cgroup_original *c)
+{
+	free(c->cgroup);
+	free(c->root);
+	memset(c, 0, sizeof(*c));
+}
+
 void originals_done(struct originals *o)
 {
 	table_done((void **)&o->v, &o->n, sizeof(*o->v));
+	for (size_t i = 0; i < o->n_cg; i++)
+		cg_done(&o->cg[i]);
+	free(o->cg);
+	o->cg = NULL;
+	o->n_cg = 0;
+}
+
+struct cgroup_original *originals_cg_find(struct originals *o, const char *root, const char *cgroup,
+					  uint32_t major, uint32_t minor)
+{
+	for (size_t i = 0; i < o->n_cg; i++) {
+		struct cgroup_original *c = &o->cg[i];
+
+		if (c->major == major && c->minor == minor && strcmp(c->root, root) == 0 &&
+		    strcmp(c->cgroup, cgroup) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+int originals_cg_put(struct originals *o, const struct cgroup_original *c)
+{
+	struct cgroup_original copy = *c, *slot;
+
+	if (!c->cgroup || !*c->cgroup || !c->root || !*c->root || (c->version != 1 && c->version != 2))
+		return -EINVAL;
+	copy.cgroup = strdup(c->cgroup);
+	copy.root = strdup(c->root);
+	if (!copy.cgroup || !copy.root) {
+		cg_done(&copy);
+		return -ENOMEM;
+	}
+	slot = originals_cg_find(o, c->root, c->cgroup, c->major, c->minor);
+	if (slot)
+		cg_done(slot);
+	else {
+		struct cgroup_original *grown = realloc(o->cg, (o->n_cg + 1) * sizeof(*grown));
+
+		if (!grown) {
+			cg_done(&copy);
+			return -ENOMEM;
+		}
+		o->cg = grown;
+		slot = &grown[o->n_cg++];
+	}
+	*slot = copy;
+	return 0;
+}
+
+void originals_cg_remove(struct originals *o, const char *root, const char *cgroup, uint32_t major, uint32_t minor)
+{
+	struct cgroup_original *c = originals_cg_find(o, root, cgroup, major, minor);
+
+	if (!c)
+		return;
+	cg_done(c);
+	*c = o->cg[--o->n_cg];
 }
 
 struct original *originals_find(struct originals *o, const char *id)
@@ -299,6 +458,24 @@ int originals_decode(const uint8_t *buf, size_t len, struct originals *out)
 			goto out;
 		}
 	}
+	if (m->n_cgroups > STATE_CGROUPS_MAX) {
+		r = -EBADMSG;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n_cgroups; i++) {
+		const Kybertune__CgroupOriginal *p = m->cgroups[i];
+		struct cgroup_original c = {
+			.cgroup = p->cgroup, .root = p->root, .version = (int)p->hierarchy,
+			.major = p->major, .minor = p->minor, .read_iops = p->read_iops,
+			.write_iops = p->write_iops, .read_bps = p->read_bps, .write_bps = p->write_bps,
+		};
+
+		r = originals_cg_put(out, &c);
+		if (r < 0) {
+			r = r == -EINVAL ? -EBADMSG : r;
+			goto out;
+		}
+	}
 out:
 	kybertune__originals__free_unpacked(m, NULL);
 	if (r < 0)
@@ -311,13 +488,34 @@ int originals_encode(const struct originals *o, uint8_t **ret, size_t *ret_len)
 	Kybertune__Originals m = KYBERTUNE__ORIGINALS__INIT;
 	_cleanup_free_ Kybertune__Original *v = NULL;
 	_cleanup_free_ Kybertune__Original **ptrs = NULL;
+	_cleanup_free_ Kybertune__CgroupOriginal *cg = NULL;
+	_cleanup_free_ Kybertune__CgroupOriginal **cptrs = NULL;
 	uint8_t *buf;
 	size_t n;
 
 	v = calloc(o->n + 1, sizeof(*v));
 	ptrs = calloc(o->n + 1, sizeof(*ptrs));
-	if (!v || !ptrs)
+	cg = calloc(o->n_cg + 1, sizeof(*cg));
+	cptrs = calloc(o->n_cg + 1, sizeof(*cptrs));
+	if (!v || !ptrs || !cg || !cptrs)
 		return -ENOMEM;
+	for (size_t i = 0; i < o->n_cg; i++) {
+		const struct cgroup_original *c = &o->cg[i];
+
+		kybertune__cgroup_original__init(&cg[i]);
+		cg[i].cgroup = c->cgroup;
+		cg[i].root = c->root;
+		cg[i].hierarchy = (uint32_t)c->version;
+		cg[i].major = c->major;
+		cg[i].minor = c->minor;
+		cg[i].read_iops = c->read_iops;
+		cg[i].write_iops = c->write_iops;
+		cg[i].read_bps = c->read_bps;
+		cg[i].write_bps = c->write_bps;
+		cptrs[i] = &cg[i];
+	}
+	m.n_cgroups = o->n_cg;
+	m.cgroups = cptrs;
 	for (size_t i = 0; i < o->n; i++) {
 		kybertune__original__init(&v[i]);
 		v[i].device_id = o->v[i].id;

@@ -31,9 +31,17 @@ struct state_device {
 	uint64_t updated_ns;
 };
 
+/* A weight set at run time, kept across restarts. */
+struct state_weight {
+	char *id, *name, *cgroup;	/* the device's stable id, its name, the cgroup's path */
+	uint32_t weight;
+};
+
 struct state {
 	struct state_device *devs;
 	size_t n;
+	struct state_weight *weights;
+	size_t n_weights;
 };
 
 #define ORIGINAL_SCHED_MAX 32	/* a scheduler's name, NUL included */
@@ -47,9 +55,19 @@ struct original {
 	uint64_t left_read_target_ns, left_write_target_ns;
 };
 
+/* A cgroup's limits on one disk from before kyber-tuned limited it. */
+struct cgroup_original {
+	char *cgroup, *root;		/* its path; the hierarchy's mount point */
+	int version;			/* enum cgroup_version */
+	uint32_t major, minor;
+	uint64_t read_iops, write_iops, read_bps, write_bps;	/* 0: none */
+};
+
 struct originals {
 	struct original *v;
 	size_t n;
+	struct cgroup_original *cg;
+	size_t n_cg;
 };
 
 /* Pure. decode: -EBADMSG on anything that is not a message of a known
@@ -67,9 +85,19 @@ struct state_device *state_find(struct state *s, const char *id);
 int state_put(struct state *s, const struct state_device *d);
 void state_remove(struct state *s, const char *id);
 
+/* Weights by (device id, cgroup); put copies the strings. */
+struct state_weight *state_weight_find(struct state *s, const char *id, const char *cgroup);
+int state_weight_put(struct state *s, const struct state_weight *w);
+void state_weight_remove(struct state *s, const char *id, const char *cgroup);
+
 struct original *originals_find(struct originals *o, const char *id);
 int originals_put(struct originals *o, const struct original *e);
 void originals_remove(struct originals *o, const char *id);
+/* Cgroup limits by (root, cgroup, major, minor); put copies the strings. */
+struct cgroup_original *originals_cg_find(struct originals *o, const char *root, const char *cgroup,
+					  uint32_t major, uint32_t minor);
+int originals_cg_put(struct originals *o, const struct cgroup_original *c);
+void originals_cg_remove(struct originals *o, const char *root, const char *cgroup, uint32_t major, uint32_t minor);
 
 /* Files. Load: a missing file is an empty state (0); a corrupt or
  * truncated one -EBADMSG (out left empty: the caller warns and starts

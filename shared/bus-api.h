@@ -12,6 +12,11 @@
 #define BUS_MANAGER_INTERFACE "org.kybertune.KyberTune1.Manager"
 #define BUS_DEVICE_INTERFACE "org.kybertune.KyberTune1.Device"
 #define BUS_DEVICE_PATH_PREFIX "/org/kybertune/KyberTune1/device"
+/* Device.GetShares's row: cgroup, weight, weight set (else io.weight's
+ * default), share; read and write IOPS and bytes/s; read and write P99
+ * (ns); the limits in force (read/write IOPS, read/write bytes/s; 0: none). */
+#define BUS_SHARE_ROW "(subdddddtttttt)"
+
 /* The one error name of our own; the others are D-Bus's (shared/error.c). */
 #define BUS_ERROR_NO_SUCH_DEVICE "org.kybertune.KyberTune1.Error.NoSuchDevice"
 

@@ -276,8 +276,8 @@ void tf_status_print(FILE *f, const struct tf_status *s, bool utf8)
 		fputc(')', f);
 	}
 	fprintf(f, "\n%12s: ", "Goal");
-	put_text(f, s->goal);
-	if (s->goal_source && *s->goal_source) {
+	put_text(f, s->goal && *s->goal ? s->goal : "none (tuned for its cgroups' weights: kyber-tunectl weights)");
+	if (s->goal && *s->goal && s->goal_source && *s->goal_source) {
 		fputs(" (", f);
 		put_text(f, goal_source_label(s->goal_source));
 		fputc(')', f);

@@ -14,7 +14,9 @@
 
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "tunectl.h"
+#include "tunectl-weights.h"
 
 #ifndef KT_VERSION
 #define KT_VERSION "0.1"
@@ -41,6 +43,13 @@ static void help(void)
 	       "  resume DEV               Tune DEV again (also after someone else changed it)\n"
 	       "  reset DEV                Restore DEV's original settings, forget what was\n"
 	       "                           learned and pause\n"
+	       "  set-weight DEV CGROUP WEIGHT\n"
+	       "                           Share DEV among cgroups by weight: CGROUP (its path\n"
+	       "                           in the io controller's hierarchy, e.g. tenants/a)\n"
+	       "                           gets WEIGHT (1-10000, as io.weight)\n"
+	       "  clear-weight DEV CGROUP  Clear CGROUP's weight on DEV\n"
+	       "  weights DEV              Per cgroup on DEV: weight, share, IOPS and bytes/s,\n"
+	       "                           P99 and the limits in force\n"
 	       "  monitor [DEV]            One line per device and interval until Ctrl-C\n"
 	       "  hist DEV [read|write]    The last interval's latency histogram (default read)\n"
 	       "  replay FILE              Print a flight-recorder file (kyber-tuned --record)\n"
@@ -49,7 +58,7 @@ static void help(void)
 	       "\n"
 	       "Options:\n"
 	       "      --json               JSON output, one object per line (status, list,\n"
-	       "                           monitor, hist, replay)\n"
+	       "                           monitor, hist, replay, weights)\n"
 	       "      --no-ask-password    Do not let polkit ask for a password\n"
 	       "  -h, --help               Show this help\n"
 	       "      --version            Show the version\n"
@@ -323,6 +332,76 @@ static int verb_export_profile(sd_bus *bus, int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* set-weight DEV CGROUP WEIGHT, clear-weight DEV CGROUP. */
+static int verb_weight(sd_bus *bus, int argc, char **argv)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	bool set = strcmp(argv[0], "set-weight") == 0;
+	uint64_t weight = 0;
+	int r;
+
+	if (set) {
+		if (parse_u64_strict(argv[3], false, &weight) < 0 || weight < 1 || weight > 10000) {
+			log_error("Invalid weight '%s': expected 1-10000, as io.weight", argv[3]);
+			return EXIT_USAGE;
+		}
+		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "SetWeight", &e, NULL, "ssu",
+				       argv[1], argv[2], (uint32_t)weight);
+	} else
+		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "ClearWeight", &e, NULL,
+				       "ss", argv[1], argv[2]);
+	if (r < 0) {
+		call_failed(set ? "set the weight" : "clear the weight", &e, r);
+		sd_bus_error_free(&e);
+		return 1;
+	}
+	return 0;
+}
+
+/* weights DEV: Device.GetShares as a table or JSON. */
+static int verb_weights(sd_bus *bus, int argc, char **argv)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ struct tf_share *rows = NULL;
+	_cleanup_free_ char *path = NULL;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	size_t n = 0, cap = 0;
+	struct tf_share s;
+	int r, weighted;
+
+	if (get_device_path(bus, argv[1], &path) < 0)
+		return 1;
+	r = sd_bus_call_method(bus, BUS_NAME, path, BUS_DEVICE_INTERFACE, "GetShares", &e, &reply, "");
+	if (r < 0) {
+		call_failed("get the shares", &e, r);
+		sd_bus_error_free(&e);
+		return 1;
+	}
+	r = sd_bus_message_enter_container(reply, 'a', BUS_SHARE_ROW);
+	while (r >= 0 && (r = sd_bus_message_read(reply, BUS_SHARE_ROW, &s.cgroup, &s.weight, &weighted, &s.share,
+						  &s.read_iops, &s.write_iops, &s.read_bps, &s.write_bps,
+						  &s.read_p99_ns, &s.write_p99_ns, &s.limit_read_iops,
+						  &s.limit_write_iops, &s.limit_read_bps, &s.limit_write_bps)) > 0) {
+		if (n == cap) {
+			struct tf_share *grown = realloc(rows, (cap = cap * 2 + 8) * sizeof(*rows));
+
+			if (!grown)
+				return log_oom_status();
+			rows = grown;
+		}
+		s.weighted = weighted;
+		rows[n++] = s;
+	}
+	if (r < 0) {
+		log_error_errno(r, "Failed to parse the shares: %m");
+		return 1;
+	}
+	if (arg_json)
+		return tf_shares_json(stdout, argv[1], rows, n) < 0 ? 1 : 0;
+	tf_shares_print(stdout, argv[1], rows, n);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const struct verb {
@@ -338,6 +417,9 @@ static const struct verb {
 	{ "pause", 1, 1, true, verb_change },
 	{ "resume", 1, 1, true, verb_change },
 	{ "reset", 1, 1, true, verb_change },
+	{ "set-weight", 3, 3, true, verb_weight },
+	{ "clear-weight", 2, 2, true, verb_weight },
+	{ "weights", 1, 1, true, verb_weights },
 	{ "monitor", 0, 1, true, verb_monitor },
 	{ "hist", 1, 2, true, verb_hist },
 	{ "replay", 1, 1, false, verb_replay },

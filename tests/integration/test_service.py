@@ -183,6 +183,7 @@ def test_unprivileged_caller_is_denied(bus, flash, service):
     before = status_json(bus, flash.name)
 
     for verb in (["set-goal", flash.name, "read-p99=5ms scheduler=kyber"], ["clear-goal", flash.name],
+                 ["set-weight", flash.name, "tenants/a", "100"], ["clear-weight", flash.name, "tenants/a"],
                  ["pause", flash.name], ["resume", flash.name], ["reset", flash.name]):
         res = tunectl(bus, *verb, user="nobody")
         assert res.returncode == 1, (verb, res.stdout, res.stderr)
@@ -190,7 +191,8 @@ def test_unprivileged_caller_is_denied(bus, flash, service):
             in res.stderr, res.stderr
         assert res.stderr.count("\n") == 1
     for method, args in (("SetGoal", [flash.name, "read-p99=5ms scheduler=kyber"]), ("Pause", [flash.name]),
-                         ("ClearGoal", [flash.name]), ("Reset", [flash.name])):
+                         ("ClearGoal", [flash.name]), ("Reset", [flash.name]),
+                         ("ClearWeight", [flash.name, "tenants/a"])):
         name, msg = dbus_send_error(bus, method, *args, user="nobody")
         assert name == ACCESS_DENIED, (method, name, msg)
         assert "needs root or polkit authorization" in msg and "polkit is not running" in msg
@@ -389,13 +391,14 @@ def test_round_trip(bus, flash, service):
     assert f"{DEVICE_PREFIX}/{flash.name}" in res.stdout, res.stdout
     res = busctl(bus, "introspect", BUS_NAME, MANAGER_PATH)
     assert res.returncode == 0, res.stderr
-    for member in (MANAGER_IFACE, ".SetGoal", ".ClearGoal", ".Pause", ".Resume", ".Reset", ".ListDevices",
-                   ".GetDevice", ".Version", ".Interval", ".DeviceAdded", ".DeviceRemoved"):
+    for member in (MANAGER_IFACE, ".SetGoal", ".ClearGoal", ".SetWeight", ".ClearWeight", ".Pause", ".Resume",
+                   ".Reset", ".ListDevices", ".GetDevice", ".Version", ".Interval", ".DeviceAdded",
+                   ".DeviceRemoved"):
         assert member in res.stdout, member
     res = busctl(bus, "introspect", BUS_NAME, f"{DEVICE_PREFIX}/{flash.name}")
     assert res.returncode == 0, res.stderr
-    for member in (DEVICE_IFACE, ".GetHistogram", ".TargetsChanged", ".GoalViolated", ".ReadTarget",
-                   ".WriteTarget", ".OriginalReadTarget", ".ReadIOPS", ".GoalMet", ".State"):
+    for member in (DEVICE_IFACE, ".GetHistogram", ".GetShares", ".Weights", ".TargetsChanged", ".GoalViolated",
+                   ".ReadTarget", ".WriteTarget", ".OriginalReadTarget", ".ReadIOPS", ".GoalMet", ".State"):
         assert member in res.stdout, member
     res = busctl(bus, "call", BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "GetDevice", "s", flash.path)
     assert res.stdout.strip() == f'o "{DEVICE_PREFIX}/{flash.name}"', res.stdout

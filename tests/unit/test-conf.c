@@ -519,6 +519,46 @@ static void test_settle_vs_interval(void **state)
 	conf_done(&c);
 }
 
+/* [Weights] DEVICE:CGROUP=WEIGHT: normalized cgroups, a later line for
+ * the same pair wins, an empty weight drops one; bad lines are warnings
+ * naming what is wrong, and change nothing. */
+static void test_weights(void **state)
+{
+	struct conf c;
+	const char *w;
+
+	w = parse(&c, "[Weights]\n"
+		      "nvme0n1:system.slice/db.service=1000\n"
+		      "/dev/disk/by-id/nvme-Foo:/tenants/a/=250\n"
+		      "nvme0n1:tenants/b=500\n"
+		      "nvme0n1:tenants/b=600\n"
+		      "nvme0n1:tenants/c=100\n"
+		      "nvme0n1:tenants/c=\n"
+		      "nvme0n1=100\n"
+		      "nvme0n1:../x=100\n"
+		      "nvme0n1:tenants/d=0\n"
+		      "nvme0n1:tenants/d=10001\n"
+		      "nvme0n1:tenants/d=1k\n"
+		      "a b:tenants/d=5\n");
+	assert_int_equal(c.n_weights, 3);
+	assert_string_equal(c.weights[0].device, "nvme0n1");
+	assert_string_equal(c.weights[0].cgroup, "system.slice/db.service");
+	assert_int_equal(c.weights[0].weight, 1000);
+	assert_string_equal(c.weights[1].device, "/dev/disk/by-id/nvme-Foo");
+	assert_string_equal(c.weights[1].cgroup, "tenants/a");
+	assert_string_equal(c.weights[2].cgroup, "tenants/b");
+	assert_int_equal(c.weights[2].weight, 600);
+	assert_string_equal(c.weights[2].where, "t.conf:5");
+	assert_non_null(strstr(w, "t.conf:8: Invalid key 'nvme0n1' (expected DEVICE:CGROUP"));
+	assert_non_null(strstr(w, "t.conf:9: Invalid cgroup '../x' for nvme0n1: \".\" and \"..\" are not cgroups"));
+	assert_non_null(strstr(w, "t.conf:10: Invalid weight '0' for cgroup tenants/d on nvme0n1 (expected 1-10000"));
+	assert_non_null(strstr(w, "t.conf:11: Invalid weight '10001'"));
+	assert_non_null(strstr(w, "t.conf:12: Invalid weight '1k'"));
+	assert_non_null(strstr(w, "t.conf:13: Invalid device 'a b'"));
+	assert_int_equal(c.warnings, 6);
+	conf_done(&c);
+}
+
 /* The installed example: nothing set as shipped; uncommented, every key
  * holds the default the comments and kyber-tuned.conf(5) give. */
 static void test_example(void **state)
@@ -567,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_load_missing),
 		cmocka_unit_test(test_settle_vs_interval),
 		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_weights),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

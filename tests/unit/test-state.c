@@ -203,6 +203,68 @@ static void test_originals(void **unused)
 	unlink(path);
 }
 
+/* Weights set at run time and cgroups' original limits: kept by their
+ * keys, replaced, removed, through a file and back; an entry without its
+ * key is a corrupt file. */
+static void test_weights_and_cgroup_originals(void **unused)
+{
+	struct state s = { 0 }, sback;
+	struct originals o = { 0 }, oback;
+	struct state_weight w1 = { .id = "wwn-1", .name = "sda", .cgroup = "tenants/a", .weight = 1000 };
+	struct state_weight w2 = { .id = "wwn-1", .name = "sda", .cgroup = "tenants/b", .weight = 100 };
+	struct cgroup_original c1 = { .cgroup = "tenants/a", .root = "/sys/fs/cgroup/blkio", .version = 1,
+				      .major = 8, .minor = 0, .read_iops = 90000 };
+	struct cgroup_original c2 = c1;
+	char path[PATH_MAX];
+	uint8_t *buf;
+	size_t n;
+
+	c2.minor = 16;
+	assert_int_equal(state_weight_put(&s, &w1), 0);
+	assert_int_equal(state_weight_put(&s, &w2), 0);
+	w2.weight = 200;
+	assert_int_equal(state_weight_put(&s, &w2), 0);
+	assert_int_equal(s.n_weights, 2);
+	snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE);
+	assert_int_equal(state_save(path, &s), 0);
+	assert_int_equal(state_load(path, &sback), 0);
+	assert_int_equal(sback.n_weights, 2);
+	assert_int_equal(state_weight_find(&sback, "wwn-1", "tenants/b")->weight, 200);
+	state_weight_remove(&sback, "wwn-1", "tenants/a");
+	assert_null(state_weight_find(&sback, "wwn-1", "tenants/a"));
+	assert_int_equal(sback.n_weights, 1);
+	state_done(&sback);
+	unlink(path);
+
+	assert_int_equal(originals_cg_put(&o, &c1), 0);
+	assert_int_equal(originals_cg_put(&o, &c2), 0);
+	c1.read_iops = 1;
+	assert_int_equal(originals_cg_put(&o, &c1), 0);
+	assert_int_equal(o.n_cg, 2);
+	snprintf(path, sizeof(path), "%s/%s", dir, ORIGINALS_FILE);
+	assert_int_equal(originals_save(path, &o), 0);
+	assert_int_equal(originals_load(path, &oback), 0);
+	assert_int_equal(oback.n_cg, 2);
+	assert_int_equal(originals_cg_find(&oback, "/sys/fs/cgroup/blkio", "tenants/a", 8, 0)->read_iops, 1);
+	assert_int_equal(originals_cg_find(&oback, "/sys/fs/cgroup/blkio", "tenants/a", 8, 16)->read_iops, 90000);
+	originals_cg_remove(&oback, "/sys/fs/cgroup/blkio", "tenants/a", 8, 0);
+	assert_int_equal(oback.n_cg, 1);
+	originals_done(&oback);
+	unlink(path);
+
+	/* A weight without a cgroup, a cgroup original of hierarchy 3. */
+	s.weights[0].cgroup[0] = 0;
+	assert_int_equal(state_encode(&s, &buf, &n), 0);
+	assert_int_equal(state_decode(buf, n, &sback), -EBADMSG);
+	free(buf);
+	o.cg[0].version = 3;
+	assert_int_equal(originals_encode(&o, &buf, &n), 0);
+	assert_int_equal(originals_decode(buf, n, &oback), -EBADMSG);
+	free(buf);
+	state_done(&s);
+	originals_done(&o);
+}
+
 /* A scheduler name that does not fit is a corrupt file, not a truncation. */
 static void test_originals_left_scheduler_too_long(void **unused)
 {
@@ -403,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_state_bad_input),
 		cmocka_unit_test(test_state_files),
 		cmocka_unit_test(test_originals),
+		cmocka_unit_test(test_weights_and_cgroup_originals),
 		cmocka_unit_test(test_originals_left_scheduler_too_long),
 		cmocka_unit_test(test_state_version1_goals_keep_kyber),
 		cmocka_unit_test(test_recorder_rotates),

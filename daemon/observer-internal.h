@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The observer's state: shared by observer.c (its life, devices and
+ * counters) and observer-cgroup.c (per-cgroup accounting), nothing else. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "observer.h"
+
+struct observer {
+	struct kyber_observer_bpf *skel;
+	enum observer_attach mode;
+	bool kyber_view;
+	unsigned ncpus;
+	size_t stride;		/* bytes per CPU in a per-CPU value */
+	void *percpu;		/* one per-CPU kt_dev_stats value */
+	unsigned max_devices;
+	bool *slot_used;
+	bool *slot_tracked;	/* KT_WATCH_TRACK set for the slot */
+	uint32_t *slot_kdev;
+	struct slot_books *books;	/* userspace corrections per slot */
+	struct bpf_program *track_progs[2];	/* insert, issue: attached on demand */
+	struct bpf_link *track_links[2];
+	uint64_t detached_ns;	/* when tracking stopped; 0: nothing to drain */
+	bool *slot_cgroups;	/* KT_WATCH_CGROUPS set for the slot */
+};
+
+/* What observer_expire() took off the kernel's books, per op. */
+struct slot_books {
+	int64_t queued[KT_OP_MAX], inflight[KT_OP_MAX];
+	uint64_t expired[KT_OP_MAX];
+};
+
+/* The watch entry of a slot from its flags (tracked, cgroups). -errno. */
+int observer_write_watch(struct observer *o, unsigned slot);
+/* observer-cgroup.c: forget every cgroup entry of a slot's disk. */
+void observer_cgroups_drop(struct observer *o, unsigned slot);
