@@ -120,6 +120,15 @@ static int write_limits(struct device *d, struct share_member *m, const struct c
 {
 	int r = cgroup_limits_write(hierarchy(d), m->path, disk_major(d), disk_minor(d), &m->written, want);
 
+	if (r == -ENOENT && !cgroup_exists(hierarchy(d), m->path)) {
+		/* Removed meanwhile: nothing left to limit or to put back. */
+		log_dev_info(d->dev.name, "cgroup %s went away", m->path);
+		if (m->limited)
+			note_original(d, m, false);
+		m->limited = false;
+		m->written = (struct cgroup_limits){};
+		return r;
+	}
 	if (r < 0)
 		return log_dev_warning_errno(d->dev.name, r, "failed to write the I/O limits of cgroup %s: %m",
 					     m->path);
@@ -185,8 +194,12 @@ static struct share_member *member_of(struct device *d, uint64_t id)
 			return &ds->members[i];
 	if (ds->n_members >= SHARE_GROUPS_MAX)
 		return NULL;
-	if (id && cgroup_path_of_id(hierarchy(d), id, path, sizeof(path)) < 0)
-		return NULL;	/* gone already */
+	if (id && cgroup_path_of_id(hierarchy(d), id, path, sizeof(path)) < 0) {
+		/* Gone already: its counters go too, or every period would
+		 * walk the hierarchy for it again. */
+		(void)observer_cgroup_forget(d->env.observer, d->ms.slot, id);
+		return NULL;
+	}
 	m = realloc(ds->members, (ds->n_members + 1) * sizeof(*m));
 	if (!m)
 		return NULL;
@@ -498,7 +511,7 @@ int device_get_shares(const struct device *d, struct device_share_row **ret, siz
 		const struct device_weight *w = weight_of(d, m->path);
 
 		rows[n] = m->fig;
-		snprintf(rows[n].cgroup, sizeof(rows[n].cgroup), "%s", m->id ? m->path : "(none)");
+		snprintf(rows[n].cgroup, sizeof(rows[n].cgroup), "%s", !m->id ? "(none)" : m->path[0] ? m->path : "/");
 		rows[n].weight = w ? w->weight : SHARE_WEIGHT_DEFAULT;
 		rows[n].weighted = w != NULL;
 		rows[n].limit = m->limited ? m->written : (struct cgroup_limits){};

@@ -164,6 +164,13 @@ void manager_device_gone(struct manager *m, size_t i, const char *why)
 	char goal[GOAL_TEXT_MAX], by_name[80];
 	int r;
 
+	if (device_weights_only(d)) {
+		/* No goal of its own to keep; weights set at run time stay in
+		 * the state file and apply at the next start. */
+		log_dev_notice(name, "%s; no longer sharing it by weight", why);
+		manager_remove_device(m, i);
+		return;
+	}
 	/* A configured goal names a disk by what it is called; one set at
 	 * run time or on the command line follows the disk itself. */
 	snprintf(by_name, sizeof(by_name), "name:%s", name);
