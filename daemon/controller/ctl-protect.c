@@ -322,10 +322,21 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
  * rate, under targets unchanged for two intervals: the level's target sits
  * in the scatter of the writes' latency, where Kyber lets them creep up
  * until reads miss (CTL_DRIFT_WEIGHT). Remember it, and unless reads miss
- * already (the cut then takes over), go one level up, where their latency
- * sits under the target: the writes keep their rate, and stay where they
- * are.
+ * already (the cut then takes over), go up to the level that holds the
+ * writes at their new depth: at a flat rate their latency grows with the
+ * depth (Little's law), so the interval's P99 is scaled by the growth. One
+ * level up is too little where Kyber grows by a third or more at once
+ * (flashsim: depth 11 -> 13 -> 19 -> 28 under three one-level steps, then
+ * reads at 3x the goal); a target that holds them where they are now lets
+ * Kyber cut them back on the reads' next congested window.
  */
+static int drift_level(const struct controller *c, const struct ctl_sample *s)
+{
+	double grown = (double)s->write.kyber_depth / (double)c->prev_write_depth;
+
+	return MAX(c->level + 1, ctl_level_at_least((double)s->write.total_p99_ns * grown / CTL_HOLD_MIDDLE));
+}
+
 static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_verdict v,
 		    struct ctl_decision *d)
 {
@@ -335,10 +346,10 @@ static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_v
 	ctl_levels_drifted(&c->levels, c->level);
 	if (v == V_MISS || c->level >= ctl_max_level(c, s))
 		return false;
-	ctl_set_level(c, c->level + 1, +1, d);
+	ctl_set_level(c, MIN(drift_level(c, s), ctl_max_level(c, s)), +1, d);
 	c->frozen = true;
 	ctl_say(d, "Kyber grew the writes (depth %u -> %u) at their free-running rate: write target in their "
-		"latency noise, one level up (%.3gms)", c->prev_write_depth, s->write.kyber_depth,
+		"latency noise, up to where it holds them (%.3gms)", c->prev_write_depth, s->write.kyber_depth,
 		(double)ctl_level_ns(c->level) / 1e6);
 	return true;
 }
