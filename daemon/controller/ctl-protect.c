@@ -323,18 +323,17 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
  * in the scatter of the writes' latency, where Kyber lets them creep up
  * until reads miss (CTL_DRIFT_WEIGHT). Remember it, and unless reads miss
  * already (the cut then takes over), go up to the level that holds the
- * writes at their new depth: at a flat rate their latency grows with the
- * depth (Little's law), so the interval's P99 is scaled by the growth. One
- * level up is too little where Kyber grows by a third or more at once
- * (flashsim: depth 11 -> 13 -> 19 -> 28 under three one-level steps, then
- * reads at 3x the goal); a target that holds them where they are now lets
- * Kyber cut them back on the reads' next congested window.
+ * writes where they are now, as a freeze does: at a flat rate their
+ * latency grows with the depth (Little's law), and the interval's P99, a
+ * tail, is already the grown writes'. One level up is too little where
+ * Kyber grows them by a third or more at once (flashsim: depth 11 -> 13
+ * -> 19 -> 28 under three one-level steps, then reads at 3x the goal);
+ * scaling the P99 by the growth once more overshot (13 -> 19: a target at
+ * 2.1x their P99, which cut them to depth 4 on the next congested window).
  */
 static int drift_level(const struct controller *c, const struct ctl_sample *s)
 {
-	double grown = (double)s->write.kyber_depth / (double)c->prev_write_depth;
-
-	return MAX(c->level + 1, ctl_level_at_least((double)s->write.total_p99_ns * grown / CTL_HOLD_MIDDLE));
+	return MAX(c->level + 1, hold_level(s));
 }
 
 static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_verdict v,

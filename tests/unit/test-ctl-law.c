@@ -136,16 +136,17 @@ static void test_drift_leaves_level(void **state)
 	}
 	drifted_ns = cur.write_ns;
 	assert_true(drifted_ns > 13 * MSEC && drifted_ns < 13 * MSEC / CTL_HOLD_MIDDLE * 1.2);
-	/* Kyber grows them anyway, 13 -> 19: up to the level that holds them
-	 * at the new depth, their P99 scaled by the growth (Little's law at
-	 * a flat rate), not one level (x1.19) that the grown writes' latency
+	/* Kyber grows them anyway, 13 -> 19, and their latency with the depth
+	 * (Little's law at a flat rate): up to the level that holds them
+	 * there, not one level (x1.19) that the grown writes' latency
 	 * crosses again. */
 	flat_sample(&s, h, 1500 * USEC, 15900, 19);
+	s.write.total_p99_ns = 19 * MSEC;
 	decide(&c, &s, &cur, &d);
 	assert_true(d.write);
 	above_ns = cur.write_ns;
-	assert_true(above_ns >= 13.0 * MSEC * 19 / 13 / CTL_HOLD_MIDDLE);
-	assert_true(above_ns < 13.0 * MSEC * 19 / 13 / CTL_HOLD_MIDDLE * 1.2);
+	assert_true(above_ns >= 19 * MSEC / CTL_HOLD_MIDDLE);
+	assert_true(above_ns < 19 * MSEC / CTL_HOLD_MIDDLE * 1.2);
 	assert_non_null(strstr(d.reason, "grew"));
 	/* A miss and a cut, then reads fine again: the freeze stops above the
 	 * level that drifted, and slack (writes a little under their free
