@@ -325,11 +325,11 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
  * already (the cut then takes over), go up to the level that holds the
  * writes where they are now, as a freeze does: at a flat rate their
  * latency grows with the depth (Little's law), and the interval's P99, a
- * tail, is already the grown writes'. One level up is too little where
- * Kyber grows them by a third or more at once (flashsim: depth 11 -> 13
- * -> 19 -> 28 under three one-level steps, then reads at 3x the goal);
- * scaling the P99 by the growth once more overshot (13 -> 19: a target at
- * 2.1x their P99, which cut them to depth 4 on the next congested window).
+ * tail, is already the grown writes' (scaled by the growth again, it
+ * overshoots, and Kyber cuts them hard on the next congested window). One
+ * level up is too little where Kyber grows them by a third or more at
+ * once: their latency crosses the new target again, and they grow again
+ * until reads miss.
  */
 static int drift_level(const struct controller *c, const struct ctl_sample *s)
 {

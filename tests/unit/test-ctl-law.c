@@ -113,9 +113,8 @@ static void engaged_at_2ms(struct controller *c, struct kyber_targets *cur)
  * Kyber grows writes already at their free-running rate: the level's
  * target sits in their latency noise (flashsim over FUSE: their 100 ms
  * P99s scatter around it), so the tuner goes up at once to where the
- * target holds them at their new depth, and
- * neither a freeze after a later cut nor a step down returns to it while
- * the evidence lasts.
+ * target holds them at their new depth, and neither a freeze after a
+ * later cut nor a step down returns to it while the evidence lasts.
  */
 static void test_drift_leaves_level(void **state)
 {
@@ -162,7 +161,8 @@ static void test_drift_leaves_level(void **state)
 		decide(&c, &s, &cur, &d);
 		assert_true(cur.write_ns > drifted_ns);
 	}
-	assert_true(cur.write_ns <= above_ns);
+	/* The writes back at the first level above the one that drifted. */
+	assert_int_equal(cur.write_ns, ctl_level_ns(ctl_level_at_least((double)drifted_ns) + 1));
 }
 
 /*
