@@ -57,6 +57,7 @@ void controller_relearn(struct controller *c)
 	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = 0;
 	c->prev_write_depth = 0;
 	c->prev_write_iops = 0;
+	c->prev_write_mean_ns = 0;
 	c->pull_ns = 0;
 	c->floor_cap = -1;
 	c->last_state = CTL_LEARNING;
@@ -306,6 +307,7 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	}
 	c->prev_write_depth = s->write.kyber_depth;
 	c->prev_write_iops = s->write.iops;
+	c->prev_write_mean_ns = s->write.total_mean_ns;
 	c->since_write = d->write ? 0 : c->since_write + 1;
 }
 

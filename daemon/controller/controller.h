@@ -103,6 +103,7 @@ struct controller {
 	unsigned since_write;		/* intervals since targets were last written */
 	uint32_t prev_write_depth;	/* Kyber's write depth one interval ago (0: unknown) */
 	double prev_write_iops;		/* the writes' rate one interval ago */
+	double prev_write_mean_ns;	/* and their mean latency (0: unknown) */
 	unsigned infeasible_streak;	/* misses in a row with no more throttling to give */
 	bool infeasible;		/* the verdict, until reads are clearly within the goal */
 	int floor_cap;			/* highest level write-iops-min allows here (-1: none found) */

@@ -243,11 +243,17 @@ static int lower_level(const struct controller *c, const struct ctl_sample *s, i
  * interval ago, with reads well within the goal: the device got faster (a
  * GC storm or host stalls ended). The levels with less throttling that
  * missed the goal lately did so on the slower device, and their misses
- * are forgiven so the writes can have them back.
+ * are forgiven so the writes can have them back. Each write must take
+ * less time too, not only more of them complete: writes that started
+ * during the last interval (a new write phase) complete more in this
+ * one at the same latency, and the misses that keep throttling on for
+ * them stay.
  */
 static void forgive(struct controller *c, const struct ctl_sample *s, bool settled)
 {
-	if (!settled || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops)
+	if (!settled || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops ||
+	    !(s->write.total_mean_ns > 0) ||
+	    s->write.total_mean_ns * CTL_FASTER_GAIN > c->prev_write_mean_ns)
 		return;
 	ctl_levels_forgive_below(&c->levels, c->level);
 }

@@ -62,9 +62,10 @@
  * up to CTL_LOWER_MAX, and starts again at one after a miss. */
 #define CTL_LOWER_MAX 4
 #define CTL_FAR_SLACK 0.35
-/* x the last interval's write rate: writes this much faster at the same
- * level and depth ran on a slower device before (ctl-protect.c,
- * forgive()); a rate that moves this much by itself is no noise. */
+/* x the last interval's write rate, and its writes' mean latency over
+ * this one's: writes this much faster at the same level and depth ran on
+ * a slower device before (ctl-protect.c, forgive()); a rate that moves
+ * this much by itself is no noise. */
 #define CTL_FASTER_GAIN 1.5
 /* x the writes' free-running rate: writes this fast have nothing to gain
  * from less throttling (the rate is flat in the depth). */

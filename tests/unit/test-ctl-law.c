@@ -80,6 +80,7 @@ static void flat_sample(struct ctl_sample *s, hist_t h, uint64_t read_ns, double
 	s->write.completed = (uint64_t)write_iops;
 	s->write.iops = write_iops;
 	s->write.outstanding = 200;
+	s->write.total_mean_ns = s->write.outstanding / write_iops * SEC;	/* Little's law */
 	s->write.device_p90_ns = 800 * USEC;
 	s->write.device_p99_ns = 1 * MSEC;
 	s->write.total_p99_ns = 13 * MSEC;
@@ -410,12 +411,13 @@ static void test_step_down_reaches_growth(void **state)
  * The writes run three times faster at the same level and depth: the
  * device got faster (a GC storm ended). Levels with less throttling that
  * missed meanwhile are usable again; a rate that merely wobbles forgives
- * nothing.
+ * nothing, nor does one that rises at the same latency per write (writes
+ * that began during the last interval).
  */
 static void test_forgive_when_device_faster(void **state)
 {
 	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
-	struct controller c, wobble;
+	struct controller c, wobble, phase;
 	struct ctl_decision d;
 	struct ctl_sample s;
 	hist_t h;
@@ -433,6 +435,13 @@ static void test_forgive_when_device_faster(void **state)
 	flat_sample(&s, h, 1700 * USEC, 3300, 13);
 	decide(&wobble, &s, &cur, &d);
 	assert_true(ctl_levels_unusable(&wobble.levels, below));
+	/* The last interval's writes began two thirds of the way in: a third
+	 * as many completed, each as fast as now. */
+	phase = c;
+	phase.prev_write_mean_ns = 200.0 / 9000 * SEC;
+	flat_sample(&s, h, 1700 * USEC, 9000, 13);
+	decide(&phase, &s, &cur, &d);
+	assert_true(ctl_levels_unusable(&phase.levels, below));
 	flat_sample(&s, h, 1700 * USEC, 9000, 13);
 	decide(&c, &s, &cur, &d);
 	assert_false(ctl_levels_unusable(&c.levels, below));
