@@ -440,6 +440,7 @@ static void restore(struct device *d)
 
 	if (!d->saved)
 		return;
+	d->saved = false;	/* once: device_release() and then device_free() */
 	/* Stopping cleanly: whatever happens next, no later instance should
 	 * restore this device for us. */
 	originals_remove(d->env.originals, d->id);
@@ -463,14 +464,19 @@ static void restore(struct device *d)
 			 d->original.was_kyber ? " and its targets" : "");
 }
 
-struct device *device_free(struct device *d)
+void device_release(struct device *d)
 {
-	if (!d)
-		return NULL;
 	/* Cgroup limits are put back whatever --no-rollback says: fixed,
 	 * they would hold the cgroups to a share of a moment past. */
 	device_share_free(d);
 	restore(d);
+}
+
+struct device *device_free(struct device *d)
+{
+	if (!d)
+		return NULL;
+	device_release(d);
 	measure_stop(&d->ms, d->env.observer);
 	sd_event_source_disable_unref(d->settle);
 	free(d->ctl);

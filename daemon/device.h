@@ -49,7 +49,10 @@ struct device_env {
  * watching. -errno, with a sentence in error (error.h), on failure. */
 int device_new(const struct device_env *env, const struct blockdev *bd, const struct goal *g,
 	       enum goal_source source, struct device **ret, sd_bus_error *error);
-/* Rolls back if configured (and not overridden), unwatches, frees. */
+/* Puts the cgroup limits back and rolls back if configured (and not
+ * overridden): what the device leaves behind, done once. */
+void device_release(struct device *d);
+/* device_release() if not done yet, unwatches, frees. */
 struct device *device_free(struct device *d);
 /* One interval: measure, decide, apply, report. */
 void device_step(struct device *d);

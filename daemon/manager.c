@@ -54,6 +54,9 @@ void manager_remove_device(struct manager *m, size_t i)
 {
 	struct device *d = m->devs[i];
 
+	/* Put back before it is announced: a client that hears DeviceRemoved
+	 * finds the disk as it was before kyber-tuned took it. */
+	device_release(d);
 	if (m->cb.device_removed)
 		m->cb.device_removed(d, m->cb.userdata);
 	memmove(&m->devs[i], &m->devs[i + 1], (m->n_devs - i - 1) * sizeof(*m->devs));
