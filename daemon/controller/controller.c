@@ -52,14 +52,12 @@ void controller_relearn(struct controller *c)
 	ctl_interference_forget(&c->o8);
 	c->protecting = c->infeasible = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
-	c->stepped_from = -1;
 	c->read_scale = 1.0;
 	c->lower_step = 1;
-	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = c->probe_streak = 0;
+	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = 0;
 	c->prev_write_depth = 0;
 	c->prev_write_iops = 0;
 	c->prev_write_mean_ns = 0;
-	c->prev_metric_ns = 0;
 	c->pull_ns = 0;
 	c->floor_cap = -1;
 	c->last_state = CTL_LEARNING;
@@ -153,7 +151,7 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 		ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
 	c->lower_step = 1;
-	c->slack_streak = c->infeasible_streak = c->probe_streak = 0;
+	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = false;
 	c->floor_cap = -1;
 	/* Writes that stop, start or change keep the throttle in force: the
@@ -310,7 +308,6 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	c->prev_write_depth = s->write.kyber_depth;
 	c->prev_write_iops = s->write.iops;
 	c->prev_write_mean_ns = s->write.total_mean_ns;
-	c->prev_metric_ns = d->goal_known ? d->metric_ns : 0;
 	c->since_write = d->write ? 0 : c->since_write + 1;
 }
 

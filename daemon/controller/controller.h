@@ -70,16 +70,6 @@ struct ctl_levels {
 	uint8_t drifted[CTL_LEVELS + 1];
 	float rate[CTL_LEVELS + 1];	/* the most write IOPS seen meeting the goal there */
 	float rate_p99_ns[CTL_LEVELS + 1];	/* the writes' P99 total latency at that rate */
-	/* The read metric there, smoothed over the intervals that met the
-	 * goal (ns); 0: none lately (fades with the met count). */
-	float read_ns[CTL_LEVELS + 1];
-	/* A step down (more writes) whose effect on reads is not measured
-	 * yet, from step_from; and the last one measured: the read metric
-	 * after it over the one before (x, at least 1; 0: none this regime). */
-	bool step_pending;
-	int step_from;
-	uint32_t step_depth;		/* Kyber's write depth before it */
-	float step_gain;
 	unsigned age;
 };
 
@@ -109,14 +99,11 @@ struct controller {
 	double read_scale;		/* read target: the goal's read P90 x this */
 	int lower_step;			/* levels per slack step */
 	unsigned slack_streak;		/* settled intervals of slack in a row */
-	int stepped_from;		/* the level the last step down left (-1: none since) */
-	unsigned probe_streak;		/* settled intervals within the goal in a row, no step gain known */
 	unsigned miss_streak;		/* settled intervals missing in a row */
 	unsigned since_write;		/* intervals since targets were last written */
 	uint32_t prev_write_depth;	/* Kyber's write depth one interval ago (0: unknown) */
 	double prev_write_iops;		/* the writes' rate one interval ago */
 	double prev_write_mean_ns;	/* and their mean latency (0: unknown) */
-	uint64_t prev_metric_ns;	/* the read metric one interval ago (0: unknown) */
 	unsigned infeasible_streak;	/* misses in a row with no more throttling to give */
 	bool infeasible;		/* the verdict, until reads are clearly within the goal */
 	int floor_cap;			/* highest level write-iops-min allows here (-1: none found) */

@@ -86,8 +86,6 @@ enum ctl_verdict { V_MISS, V_RISK, V_OK, V_SLACK };	/* worst first */
 /* Learn how much the metric varies from one settled second to the next
  * (settled: the targets and Kyber's write depth unchanged). */
 void ctl_metric_learn_noise(struct ctl_metric *m, uint64_t metric, bool settled);
-/* That noise: the standard deviation of ln(metric), within its bounds. */
-double ctl_metric_sigma(const struct ctl_metric *m);
 /* x goal: the highest metric that still meets the goal in CTL_MET_Z
  * sigmas of that noise. */
 double ctl_metric_ceiling(const struct ctl_metric *m);
@@ -128,20 +126,6 @@ void ctl_levels_tick(struct ctl_levels *l);
 /* A settled interval at `level` met the goal, with the writes at
  * write_iops and their total P99 at write_p99_ns. */
 void ctl_levels_met(struct ctl_levels *l, int level, double write_iops, uint64_t write_p99_ns);
-/* The read metric of a settled interval at `level` that met the goal. */
-void ctl_levels_read(struct ctl_levels *l, int level, uint64_t metric_ns);
-/* The law stepped down from `from` for more writes: the next
- * ctl_levels_step_measured() measures what that did to reads, where the
- * reads at `from` are known. */
-void ctl_levels_stepped_down(struct ctl_levels *l, int from, uint32_t write_depth);
-/* A settled interval's read metric and Kyber's write depth, after a step
- * down or not. */
-void ctl_levels_step_measured(struct ctl_levels *l, uint64_t metric_ns, uint32_t write_depth);
-double ctl_levels_read_ns(const struct ctl_levels *l, int level);
-/* A level with less throttling than `level` (the open point aside) missed lately. */
-bool ctl_levels_missed_below(const struct ctl_levels *l, int level);
-/* The last step down's measured gain on the read metric; 0: none yet. */
-double ctl_levels_step_gain(const struct ctl_levels *l);
 /* The most write IOPS `level` met the goal with lately; 0: none (the rate
  * fades with the level's met count, ctl_levels_tick()). */
 double ctl_levels_rate(const struct ctl_levels *l, int level);

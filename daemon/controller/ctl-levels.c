@@ -61,7 +61,7 @@ void ctl_levels_tick(struct ctl_levels *l)
 		l->missed[i] /= 2;
 		l->drifted[i] /= 2;
 		if (!l->met[i])
-			l->rate[i] = l->read_ns[i] = 0;
+			l->rate[i] = 0;
 	}
 	l->age = 0;
 }
@@ -82,57 +82,6 @@ void ctl_levels_met(struct ctl_levels *l, int level, double write_iops, uint64_t
 		l->rate[i] = (float)write_iops;
 		l->rate_p99_ns[i] = (float)write_p99_ns;
 	}
-}
-
-void ctl_levels_read(struct ctl_levels *l, int level, uint64_t metric_ns)
-{
-	int i = slot(level);
-
-	if (i < 0 || !metric_ns)
-		return;
-	l->read_ns[i] = l->read_ns[i] > 0 ?
-		(float)((1 - CTL_LEVEL_READ_WEIGHT) * l->read_ns[i] + CTL_LEVEL_READ_WEIGHT * (double)metric_ns) :
-		(float)metric_ns;
-}
-
-void ctl_levels_stepped_down(struct ctl_levels *l, int from, uint32_t write_depth)
-{
-	int i = slot(from);
-
-	l->step_pending = i >= 0 && l->read_ns[i] > 0;
-	l->step_from = i;
-	l->step_depth = write_depth;
-}
-
-void ctl_levels_step_measured(struct ctl_levels *l, uint64_t metric_ns, uint32_t write_depth)
-{
-	if (!l->step_pending || !metric_ns)
-		return;
-	l->step_pending = false;
-	/* A step that left the writes' depth where it was says nothing of
-	 * what more writes cost the reads. */
-	if (write_depth != l->step_depth && l->read_ns[l->step_from] > 0)
-		l->step_gain = (float)MAX((double)metric_ns / l->read_ns[l->step_from], 1.0);
-}
-
-bool ctl_levels_missed_below(const struct ctl_levels *l, int level)
-{
-	for (int i = 0; i < MIN(level, CTL_LEVELS); i++)
-		if (l->missed[i])
-			return true;
-	return false;
-}
-
-double ctl_levels_read_ns(const struct ctl_levels *l, int level)
-{
-	int i = slot(level);
-
-	return i >= 0 ? l->read_ns[i] : 0;
-}
-
-double ctl_levels_step_gain(const struct ctl_levels *l)
-{
-	return l->step_gain;
 }
 
 double ctl_levels_rate(const struct ctl_levels *l, int level)

@@ -106,16 +106,11 @@ void ctl_metric_learn_noise(struct ctl_metric *m, uint64_t metric, bool settled)
 	m->last_settled_ns = metric;
 }
 
-double ctl_metric_sigma(const struct ctl_metric *m)
+double ctl_metric_ceiling(const struct ctl_metric *m)
 {
 	double sigma = m->noise_n ? sqrt(m->noise_var) : CTL_NOISE_SIGMA_DEFAULT;
 
-	return clampd(sigma, CTL_NOISE_SIGMA_MIN, CTL_NOISE_SIGMA_MAX);
-}
-
-double ctl_metric_ceiling(const struct ctl_metric *m)
-{
-	return exp(-CTL_MET_Z * ctl_metric_sigma(m));
+	return exp(-CTL_MET_Z * clampd(sigma, CTL_NOISE_SIGMA_MIN, CTL_NOISE_SIGMA_MAX));
 }
 
 enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric *m, uint64_t metric)

@@ -20,7 +20,6 @@ static unsigned miss_weight(const struct controller *c, uint64_t metric)
 
 void ctl_set_level(struct controller *c, int level, int move, struct ctl_decision *d)
 {
-	c->stepped_from = -1;
 	c->level = level;
 	c->last_move = move;
 	c->pull_ns = 0;
@@ -75,21 +74,6 @@ void ctl_engage(struct controller *c, const struct ctl_sample *s, uint64_t metri
 	ctl_set_level(c, MIN(MAX(cut_level(c, s, metric), open + 1), ctl_max_level(c, s)), +1, d);
 }
 
-/* The reads at the level in force, smoothed over the seconds it met the
- * goal (CTL_LEVEL_READ_MET_MIN at least), are under the risk line, and
- * were in the interval before: a first near miss there is that level's
- * noise (the goal must hold in 95% of the seconds). Reads that crept up to
- * it are not: the interval before was at risk already. */
-static bool reads_within_here(const struct controller *c)
-{
-	double r = ctl_levels_read_ns(&c->levels, c->level);
-	double risk = ctl_metric_ceiling(&c->metric) * (double)c->goal.read_ns;
-
-	return ctl_levels_met_count(&c->levels, c->level) >= CTL_LEVEL_READ_MET_MIN &&
-	       ctl_levels_missed_count(&c->levels, c->level) <= 1 && r > 0 && r < risk &&
-	       c->prev_metric_ns && (double)c->prev_metric_ns < risk;
-}
-
 static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
 		    const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
@@ -104,26 +88,13 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 	/* Right after a step down, the miss is that step's doing. */
 	if (settled || c->last_move < 0)
 		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric));
-	if (settled && metric < CTL_CLEAR_MISS * c->goal.read_ns &&
-	    (ctl_levels_rare_miss(&c->levels, c->level) || reads_within_here(c))) {
+	if (settled && metric < CTL_CLEAR_MISS * c->goal.read_ns && ctl_levels_rare_miss(&c->levels, c->level)) {
 		/* The goal must hold in 95% of the seconds, not in all: a level
 		 * with that record keeps it through a rare, near miss. */
 		c->miss_streak = 0;
 		ctl_say(d, "read P%g %s over goal %s, a rare miss at a level that met it in %u of %u seconds: "
 			"holding", c->goal.read_pct, m, g, ctl_levels_met_count(&c->levels, c->level),
 			ctl_levels_met_count(&c->levels, c->level) + ctl_levels_missed_count(&c->levels, c->level));
-		return;
-	}
-	if (c->stepped_from > c->level && c->stepped_from <= max &&
-	    !ctl_levels_unusable(&c->levels, c->stepped_from)) {
-		/* A miss at the level a step down reached (no level change
-		 * since) is the step's doing: back to where it came from,
-		 * which met the goal, not a cut computed from where the grown
-		 * writes are (a step can grow them 2 -> 9 on tlc, and the cut
-		 * from there went past the level that met). */
-		ctl_set_level(c, c->stepped_from, +1, d);
-		ctl_say(d, "read P%g %s over goal %s after a step down: back to write target %.3gms",
-			c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
 		return;
 	}
 	if (settled && s->read.device_p90_ns &&
@@ -206,7 +177,7 @@ static bool pull_up(struct controller *c, const struct ctl_sample *s, struct ctl
 	c->pull_left = CTL_PULL_INTERVALS;
 	c->last_move = -1;
 	d->targets.write_ns = c->pull_ns;
-	ctl_say(d, "read P%g %s under goal %s with writes at %.0f of the %.0f IOPS this level held: "
+	ctl_say(d, "read P%g %s well under goal %s with writes at %.0f of the %.0f IOPS this level held: "
 		"pull them up (write target %.3gms until they are back)", c->goal.read_pct, m, g,
 		s->write.iops, held, (double)c->pull_ns / 1e6);
 	return true;
@@ -287,32 +258,21 @@ static void forgive(struct controller *c, const struct ctl_sample *s, bool settl
 	ctl_levels_forgive_below(&c->levels, c->level);
 }
 
-/* A settled interval at the level in force met the goal with these reads. */
-static void met_here(struct controller *c, const struct ctl_sample *s, uint64_t metric)
-{
-	ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
-	ctl_levels_read(&c->levels, c->level, metric);
-}
-
-/* Room for more writes: reads under the slack line, or within the goal
- * with room for a step (room_for_a_step()); `under` says which, with the
- * goal. */
 static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
-		     const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g,
-		     const char *under)
+		     const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
-	int open = ctl_open_level(c, s), next, from = c->level;
+	int open = ctl_open_level(c, s), next;
 
 	c->infeasible_streak = 0;
 	if (s->write.iops < CTL_SLACK_EDGE_RATE * c->prev_write_iops) {
-		ctl_say(d, "read P%g %s %s with writes at %.0f IOPS from %.0f: their pause, "
-			"not room for more", c->goal.read_pct, m, under, s->write.iops, c->prev_write_iops);
+		ctl_say(d, "read P%g %s well under goal %s with writes at %.0f IOPS from %.0f: their pause, "
+			"not room for more", c->goal.read_pct, m, g, s->write.iops, c->prev_write_iops);
 		return;
 	}
 	if (settled)
-		met_here(c, s, metric);
+		ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
 	if (++c->slack_streak < CTL_SLACK_INTERVALS) {
-		ctl_say(d, "read P%g %s %s", c->goal.read_pct, m, under);
+		ctl_say(d, "read P%g %s well under goal %s", c->goal.read_pct, m, g);
 		return;
 	}
 	c->slack_streak = 0;
@@ -320,13 +280,13 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 		/* Less throttling would only add writes in flight, not
 		 * throughput: where the rate is flat in the depth, the
 		 * writes' latency is too, and Kyber could not hold them. */
-		ctl_say(d, "read P%g %s %s with writes at their free-running rate: holding",
-			c->goal.read_pct, m, under);
+		ctl_say(d, "read P%g %s well under goal %s with writes at their free-running rate: holding",
+			c->goal.read_pct, m, g);
 		return;
 	}
 	if (freeze(c, s, d)) {
-		ctl_say(d, "read P%g %s %s: hold the writes where they are (write target %.3gms)",
-			c->goal.read_pct, m, under, (double)ctl_level_ns(c->level) / 1e6);
+		ctl_say(d, "read P%g %s well under goal %s: hold the writes where they are (write target %.3gms)",
+			c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
 		return;
 	}
 	if (pull_up(c, s, d, m, g))
@@ -344,13 +304,13 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 	if (next <= open && !ctl_levels_unusable(&c->levels, CTL_LEVEL_OPEN)) {
 		ctl_go_open(c, s, cur, d);
 		c->last_move = -1;
-		ctl_say(d, "read P%g %s %s: throttling off", c->goal.read_pct, m, under);
+		ctl_say(d, "read P%g %s well under goal %s: throttling off", c->goal.read_pct, m, g);
 		return;
 	}
 	next = MAX(next, open + 1);
 	if (next >= c->level) {
-		ctl_say(d, "read P%g %s %s; less write throttling missed it lately: holding",
-			c->goal.read_pct, m, under);
+		ctl_say(d, "read P%g %s well under goal %s; less write throttling missed it lately: holding",
+			c->goal.read_pct, m, g);
 		return;
 	}
 	if (metric < CTL_FAR_SLACK * c->goal.read_ns)
@@ -359,11 +319,8 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 		c->lower_step = 1;
 	c->read_scale = MIN(c->read_scale / CTL_READ_SCALE_STEP, 1.0);
 	ctl_set_level(c, next, -1, d);
-	ctl_levels_stepped_down(&c->levels, from, s->write.kyber_depth);
-	c->stepped_from = from;
-	c->probe_streak = 0;
-	ctl_say(d, "read P%g %s %s: less write throttling (write target %.3gms)",
-		c->goal.read_pct, m, under, (double)ctl_level_ns(c->level) / 1e6);
+	ctl_say(d, "read P%g %s well under goal %s: less write throttling (write target %.3gms)",
+		c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
 }
 
 /*
@@ -419,44 +376,9 @@ static bool below_floor(struct controller *c, const struct ctl_sample *s, enum c
 	return true;
 }
 
-/*
- * Within the goal but over the slack line: room for one more step down all
- * the same? The slack line allows for a step raising the metric by
- * CTL_STEP_GAIN, as it may where reads scale with the writes; where they do
- * not (flash R256+W256: a step costs them 3-8%), that line holds the
- * writes far under what the goal allows. So once a step down was measured
- * in this regime, its gain replaces it: the next step must keep the metric
- * (and the window's) under the risk line, with one sigma of the metric's
- * noise to spare for the gain's own error. With none measured yet, one
- * step after CTL_PROBE_INTERVALS settled intervals within measures it; a
- * miss takes it back as it does any step.
- */
-static bool room_for_a_step(struct controller *c, uint64_t metric, bool settled, char *why, size_t n)
-{
-	double gain = ctl_levels_step_gain(&c->levels);
-	double x = (double)MAX(metric, c->metric.window_ns);
-	double risk = ctl_metric_ceiling(&c->metric) * (double)c->goal.read_ns;
-
-	if (!settled)
-		return false;
-	if (gain > 0) {
-		snprintf(why, n, "a step down raised them x%.2f here", gain);
-		return x * gain * exp(ctl_metric_sigma(&c->metric)) < risk;
-	}
-	/* Where a level with less throttling missed lately, the device may
-	 * be disturbed still (or that level is bad): no probing then. */
-	if (ctl_levels_missed_below(&c->levels, c->level)) {
-		c->probe_streak = 0;
-		return false;
-	}
-	snprintf(why, n, "for %u s, what a step costs them not measured yet", c->probe_streak + 1);
-	return ++c->probe_streak >= CTL_PROBE_INTERVALS;
-}
-
 void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		 uint64_t metric, struct ctl_decision *d)
 {
-	char under[DURATION_BUF_MAX + 96], why[64];
 	uint32_t depth = s->write.kyber_depth;
 	bool settled = c->since_write >= 1 && (depth ? depth == c->prev_write_depth : c->since_write >= 2);
 	char m[DURATION_BUF_MAX], g[DURATION_BUF_MAX];
@@ -465,12 +387,6 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
 	ctl_protect_targets(c, d);
-	/* A miss right after a step down is that step's doing, as a settled
-	 * interval after it is its measure. */
-	if (settled || v == V_MISS)
-		ctl_levels_step_measured(&c->levels, metric, depth);
-	if (v != V_OK)
-		c->probe_streak = 0;
 	if (v == V_MISS)
 		c->pull_ns = 0;
 	pulling(c, s, d);
@@ -492,21 +408,12 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	} else if (v == V_MISS) {
 		on_miss(c, s, metric, settled, cur, d, m, g);
 	} else if (v == V_SLACK) {
-		snprintf(under, sizeof(under), "well under goal %s", g);
-		on_slack(c, s, metric, settled, cur, d, m, g, under);
-	} else if (settled && v == V_OK && freeze(c, s, d)) {
-		c->slack_streak = 0;
-		c->lower_step = 1;
-		ctl_say(d, "read P%g %s within goal %s: hold the writes where they are (write target %.3gms)",
-			c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
-	} else if (v == V_OK && room_for_a_step(c, metric, settled, why, sizeof(why))) {
-		snprintf(under, sizeof(under), "within goal %s, %s", g, why);
-		on_slack(c, s, metric, settled, cur, d, m, g, under);
+		on_slack(c, s, metric, settled, cur, d, m, g);
 	} else {
 		c->slack_streak = 0;
 		c->lower_step = 1;
-		if (settled && v == V_OK)
-			met_here(c, s, metric);
+		if (settled && v == V_OK && !freeze(c, s, d))
+			ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
 		ctl_say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
 			(double)ctl_level_ns(c->level) / 1e6);
 	}

@@ -43,12 +43,6 @@
  * step (x1.19 in the write target) raises the metric by about that much
  * at most where reads scale with the writes, with room for the noise. */
 #define CTL_STEP_GAIN 1.3
-/* Where a step down was measured in this regime, its gain on the metric
- * replaces CTL_STEP_GAIN (ctl-protect.c, room_for_a_step()); with none
- * measured, after this many settled intervals within the goal in a row
- * one step is taken to measure it (a miss takes it back as any step's):
- * 10 s at a level that holds, and again only while none is measured. */
-#define CTL_PROBE_INTERVALS 10
 
 /* ---- The level: Kyber's write target while reads are protected */
 
@@ -146,14 +140,6 @@
  * that keeps the goal: held, not cut. */
 #define CTL_RARE_MISS_RATIO 19
 #define CTL_RARE_MISS_MET_MIN 10
-/* Smoothing weight per met interval of a level's read metric: about the
- * last three seconds there, which the gain of a step down is measured
- * against, so that one noisy second before the step does not set it. */
-#define CTL_LEVEL_READ_WEIGHT 0.3
-/* Met intervals at a level before its smoothed reads judge a near miss
- * there (ctl-protect.c, reads_within_here()): fewer than three seconds
- * are one second's noise. */
-#define CTL_LEVEL_READ_MET_MIN 3
 
 /* ---- Targets */
 

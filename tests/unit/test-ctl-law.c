@@ -447,98 +447,6 @@ static void test_forgive_when_device_faster(void **state)
 	assert_false(ctl_levels_unusable(&c.levels, below));
 }
 
-/* Reads at read_ns beside writes Kyber holds at `depth`, 3 ms of P99 per
- * request of depth (a saturated device: their latency grows with it). */
-static void throttled_sample(struct ctl_sample *s, hist_t h, uint64_t read_ns, uint32_t depth)
-{
-	flat_sample(s, h, read_ns, 15000, depth);
-	s->write.total_p99_ns = depth * 3 * MSEC;
-}
-
-/* Within the goal but over the slack line: up to `n` intervals at 1.7 ms
- * beside writes at `depth`; true at a step down (d says why). */
-static bool stepped_within(struct controller *c, struct kyber_targets *cur, unsigned n, uint32_t depth,
-			   struct ctl_decision *d)
-{
-	struct ctl_sample s;
-	hist_t h;
-
-	for (unsigned i = 0; i < n; i++) {
-		throttled_sample(&s, h, 1700 * USEC, depth);
-		decide(c, &s, cur, d);
-		if (d->write && strstr(d->reason, "less write throttling"))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Reads within the goal, over the slack line (which allows for a step
- * raising them by 30%): one step down measures what a step costs them
- * here, and a small cost leaves room for the next one; a level with less
- * throttling that missed lately rules the measuring step out.
- */
-static void test_measured_step_makes_room(void **state)
-{
-	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, disturbed_cur;
-	struct controller c, disturbed;
-	struct ctl_decision d;
-	struct ctl_sample s;
-	hist_t h;
-
-	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < 4; i++) {
-		throttled_sample(&s, h, 1700 * USEC, 13);
-		decide(&c, &s, &cur, &d);
-	}
-	disturbed = c;
-	disturbed_cur = cur;
-	assert_true(ctl_levels_missed(&disturbed.levels, disturbed.level - 2, 1));
-	assert_false(stepped_within(&disturbed, &disturbed_cur, 3 * CTL_PROBE_INTERVALS, 13, &d));
-
-	assert_true(stepped_within(&c, &cur, 2 * CTL_PROBE_INTERVALS, 13, &d));
-	assert_non_null(strstr(d.reason, "not measured yet"));
-	assert_true(ctl_levels_step_gain(&c.levels) == 0);
-	/* The writes grow to depth 15, the reads by 3%. */
-	for (unsigned i = 0; i < 2; i++) {
-		throttled_sample(&s, h, 1750 * USEC, 15);
-		decide(&c, &s, &cur, &d);
-	}
-	assert_true(ctl_levels_step_gain(&c.levels) > 1.0 && ctl_levels_step_gain(&c.levels) < 1.1);
-	assert_true(stepped_within(&c, &cur, CTL_SLACK_INTERVALS + 2, 15, &d));
-	assert_non_null(strstr(d.reason, "a step down raised them x1.0"));
-}
-
-/* A miss at the level a step down reached goes back to the level the
- * step left, which met the goal, instead of a cut computed from the grown
- * writes. */
-static void test_miss_after_step_goes_back(void **state)
-{
-	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
-	struct controller c;
-	struct ctl_decision d;
-	struct ctl_sample s;
-	uint64_t from;
-	hist_t h;
-
-	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < 4; i++) {
-		throttled_sample(&s, h, 1700 * USEC, 13);
-		decide(&c, &s, &cur, &d);
-	}
-	from = cur.write_ns;
-	assert_true(stepped_within(&c, &cur, 2 * CTL_PROBE_INTERVALS, 13, &d));
-	assert_true(cur.write_ns < from);
-	from = ctl_level_ns(c.stepped_from);
-	throttled_sample(&s, h, 1800 * USEC, 40);
-	decide(&c, &s, &cur, &d);
-	throttled_sample(&s, h, 2600 * USEC, 40);
-	decide(&c, &s, &cur, &d);
-	assert_true(d.write);
-	assert_non_null(strstr(d.reason, "after a step down: back"));
-	assert_int_equal(cur.write_ns, from);
-}
-
 /* Throttled writes wait in Kyber on top of the device: the same writers
  * running free are never slower, so a free-running P99 learned on a slow
  * device comes down to what throttled writes show. */
@@ -572,8 +480,6 @@ int main(void)
 		cmocka_unit_test(test_step_down_reaches_growth),
 		cmocka_unit_test(test_forgive_when_device_faster),
 		cmocka_unit_test(test_free_p99_from_below),
-		cmocka_unit_test(test_measured_step_makes_room),
-		cmocka_unit_test(test_miss_after_step_goes_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
