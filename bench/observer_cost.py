@@ -353,9 +353,9 @@ def target_lines(costs, summary, memory):
                  and lo[3] != "none" else "")
         lines += ["", f"On this machine biolatency's own programs take {lo[0]:.0f}–{hi[0]:.0f} ns "
                   "per event in the same run."
-                  + floor + f" The {TARGET_NS_PER_EVENT} ns target is below what one hash-map "
-                  "operation per event costs on this VM, so the comparison that carries to other "
-                  "machines is the one with biolatency above."]
+                  + floor + " What one event costs varies with the host's CPU and its "
+                  "virtualization, so the comparison that carries to other machines is the one "
+                  "with biolatency above."]
     return lines
 
 

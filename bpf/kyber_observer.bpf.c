@@ -42,19 +42,38 @@ struct {
 } watched SEC(".maps");
 
 /*
- * Kernel dev_t -> the device's statistics. Userspace creates an entry when
- * it starts watching the device and deletes it when it stops. Preallocated
- * (max_devices values per CPU, taken at load): a per-CPU value allocated
- * at run time is allocated without sleeping, and once the kernel's first
- * per-CPU chunk is used up that fails (ENOMEM at the fifth or sixth 16 KiB
- * device on the test machines).
+ * Slot -> the watched device's statistics, per CPU. Userspace writes a
+ * slot (zeroed, with its device's dev_t in every CPU's copy) before it
+ * enters the device in watched, and zeroes it after it took it out; a
+ * program uses a slot only where the copy names the very device of the
+ * request. An array: its lookup is an indexed load, where a hash lookup
+ * is the costliest step of a completion before its timestamp (a jhash and
+ * a bucket walk, on every I/O of the machine). Preallocated (max_devices
+ * values per CPU, taken at load): a per-CPU value allocated at run time is
+ * allocated without sleeping, and once the kernel's first per-CPU chunk is
+ * used up that fails (ENOMEM at the fifth or sixth 16 KiB device on the
+ * test machines).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct kt_dev_stats);
 } dev_stats SEC(".maps");
+
+/*
+ * Request queue id (small, unique among live queues) -> the slot its disk
+ * was last found in: a hint written by the programs themselves, so that a
+ * completion finds its statistics without hashing its dev_t. Never trusted:
+ * dev_stats' own dev_t decides, and a wrong or stale hint (a slot given to
+ * another device since, a queue id reused) costs one lookup in watched.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KT_QUEUE_HINTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} queue_slot SEC(".maps");
 
 /*
  * Tracked requests (KT_WATCH_TRACK devices) between insert/issue and their
@@ -170,9 +189,51 @@ static __always_inline bool rq_has_sched_tag(struct request *rq, bool btf)
 	return tag >= 0;
 }
 
+/* A watched slot's statistics, if they are still that device's. */
+static __always_inline struct kt_dev_stats *slot_stats(__u32 slot, __u32 dev)
+{
+	struct kt_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &slot);
+
+	return ds && dev && ds->dev == dev ? ds : NULL;
+}
+
+/* The device's statistics, if it is watched: by its dev_t. */
 static __always_inline struct kt_dev_stats *stats_of(__u32 dev)
 {
-	return bpf_map_lookup_elem(&dev_stats, &dev);
+	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
+
+	return w ? slot_stats(w->slot, dev) : NULL;
+}
+
+static __always_inline __u32 rq_queue_id(struct request *rq, bool btf)
+{
+	return btf ? (__u32)rq->q->id : (__u32)BPF_CORE_READ(rq, q, id);
+}
+
+/*
+ * The statistics of a request's device, if it is watched: through its
+ * queue's hint where that is right (every request of a watched device but
+ * the first), else by its dev_t, leaving the hint for the next one.
+ */
+static __always_inline struct kt_dev_stats *rq_stats(struct request *rq, __u32 dev, bool btf)
+{
+	__u32 qid = rq_queue_id(rq, btf);
+	__u32 *hint = bpf_map_lookup_elem(&queue_slot, &qid);
+	struct kt_dev_stats *ds;
+	struct kt_watch *w;
+
+	if (hint) {
+		ds = slot_stats(*hint, dev);
+		if (ds)
+			return ds;
+	}
+	w = bpf_map_lookup_elem(&watched, &dev);
+	if (!w)
+		return NULL;
+	ds = slot_stats(w->slot, dev);
+	if (ds && hint)
+		*hint = w->slot;
+	return ds;
 }
 
 /* An op's counters; the mask bounds a value the verifier lost track of. */
@@ -219,7 +280,7 @@ static __always_inline struct kt_dev_stats *tracked_stats(__u32 dev)
 
 	if (!w || !(w->flags & KT_WATCH_TRACK))
 		return NULL;
-	return stats_of(dev);
+	return slot_stats(w->slot, dev);
 }
 
 static __always_inline int on_insert(struct request *rq, bool btf)
@@ -337,7 +398,7 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 static __always_inline int on_requeue(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
-	struct kt_dev_stats *ds = stats_of(rq_dev(rq, btf));
+	struct kt_dev_stats *ds = rq_stats(rq, rq_dev(rq, btf), btf);
 	struct kt_op_counters *c;
 	struct kt_req *r;
 
@@ -362,7 +423,7 @@ static __always_inline int on_requeue(struct request *rq, bool btf)
 static __always_inline int on_merge(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
-	struct kt_dev_stats *ds = stats_of(rq_dev(rq, btf));
+	struct kt_dev_stats *ds = rq_stats(rq, rq_dev(rq, btf), btf);
 	struct kt_req *r;
 
 	if (!ds)
@@ -488,7 +549,7 @@ static __always_inline int on_complete(struct request *rq, int error, unsigned i
 {
 	__u64 key = (__u64)rq, now, total;
 	__u32 dev = rq_dev(rq, btf);
-	struct kt_dev_stats *ds = stats_of(dev);
+	struct kt_dev_stats *ds = rq_stats(rq, dev, btf);
 	struct kt_req *r;
 	__u8 op;
 

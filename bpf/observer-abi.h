@@ -99,12 +99,16 @@ struct kt_op_counters {
 };
 
 /*
- * One device's statistics, per CPU: the value of the per-CPU hash map
- * dev_stats, keyed by the device's kernel dev_t. Histogram counters are 32
- * bits: userspace sums and diffs them modulo 2^32, exact while fewer than
- * 2^32 samples land in one bucket between two snapshots.
+ * One device's statistics, per CPU: the value of the per-CPU array
+ * dev_stats, keyed by the device's slot. dev is the kernel dev_t of the
+ * device the slot holds (0: free), written by userspace in every CPU's
+ * copy; the programs count into a slot only for that device. Histogram
+ * counters are 32 bits: userspace sums and diffs them modulo 2^32, exact
+ * while fewer than 2^32 samples land in one bucket between two snapshots.
  */
 struct kt_dev_stats {
+	__u32 dev;
+	__u32 pad;
 	struct kt_op_counters op[KT_OP_MAX];
 	__u32 hist[KT_HISTS][KT_HIST_BUCKETS];
 };
@@ -136,6 +140,15 @@ struct kt_watch {
 	__u32 slot;
 	__u32 flags;
 };
+
+/*
+ * Request queue ids the completion path keeps a slot hint for (map
+ * queue_slot): ids are small integers unique among the live queues, so
+ * this covers a host with up to that many block queues at once; a request
+ * of a queue with a larger id finds its device by dev_t (a hash lookup),
+ * as correct and slower. 4 KiB.
+ */
+#define KT_QUEUE_HINTS		1024u
 
 /*
  * Per-cgroup accounting of KT_WATCH_CGROUPS devices, for proportional
@@ -297,7 +310,7 @@ static inline __u64 kt_hist_width(__u32 idx)
 #ifndef __bpf__
 _Static_assert(sizeof(struct kt_op_counters) == 8 * (KT_LAT_MAX + 16), "kt_op_counters layout changed");
 _Static_assert(sizeof(struct kt_dev_stats) ==
-	       KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_HISTS * KT_HIST_BUCKETS,
+	       8 + KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_HISTS * KT_HIST_BUCKETS,
 	       "kt_dev_stats layout changed");
 _Static_assert(sizeof(struct kt_dev_stats) <= KT_DEV_STATS_BUDGET, "kt_dev_stats over its budget");
 _Static_assert(KT_HIST_WRITE_QUEUE == KT_OP_WRITE * KT_LAT_MAX && KT_HIST_DISCARD_TOTAL == 2 * KT_LAT_MAX,

@@ -365,6 +365,17 @@ int observer_set_tracked(struct observer *o, unsigned slot, bool tracked)
 	return reconcile_tracking(o);
 }
 
+/* Zeroes a slot's statistics on every CPU and names its device (0: free). */
+static int write_slot_stats(struct observer *o, unsigned slot, uint32_t kdev)
+{
+	memset(o->percpu, 0, o->ncpus * o->stride);
+	for (unsigned c = 0; c < o->ncpus; c++)
+		((struct kt_dev_stats *)((char *)o->percpu + c * o->stride))->dev = kdev;
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.dev_stats), &slot, o->percpu, BPF_ANY) < 0)
+		return negative_errno();
+	return 0;
+}
+
 int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 {
 	struct kt_watch w = { .flags = KT_WATCH_TRACK };
@@ -372,6 +383,8 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 	unsigned slot;
 	int r;
 
+	if (kdev == 0)
+		return -EINVAL;	/* names a free slot in dev_stats */
 	if (slot_of_kdev(o, kdev) >= 0)
 		return -EEXIST;
 	for (slot = 0; slot < o->max_devices && o->slot_used[slot]; slot++)
@@ -379,19 +392,19 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 	if (slot == o->max_devices)
 		return -ENOSPC;
 
-	/* Fresh counters, taken now and given back at unwatch. */
-	memset(o->percpu, 0, o->ncpus * o->stride);
-	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.dev_stats), &kdev, o->percpu, BPF_ANY) < 0)
-		return negative_errno();
+	/* Fresh counters, named for the device before the programs can find it. */
+	r = write_slot_stats(o, slot, kdev);
+	if (r < 0)
+		return r;
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &ks, BPF_ANY) < 0)
-		return negative_errno();
+		goto fail;
 	memset(&o->books[slot], 0, sizeof(o->books[slot]));
 
 	/* Tracked until the caller says how the device is timed: never
 	 * misses a request in the meantime. */
 	w.slot = slot;
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.watched), &kdev, &w, BPF_NOEXIST) < 0)
-		return negative_errno();
+		goto fail;
 	o->slot_used[slot] = true;
 	o->slot_tracked[slot] = true;
 	o->slot_cgroups[slot] = false;
@@ -400,6 +413,11 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 	r = reconcile_tracking(o);
 	if (r < 0)
 		(void)observer_unwatch(o, slot);
+	return r;
+
+fail:
+	r = negative_errno();
+	(void)write_slot_stats(o, slot, 0);
 	return r;
 }
 
@@ -410,7 +428,7 @@ int observer_unwatch(struct observer *o, unsigned slot)
 	if (bpf_map_delete_elem(bpf_map__fd(o->skel->maps.watched), &o->slot_kdev[slot]) < 0)
 		return negative_errno();
 	(void)sweep_requests(o, (int)slot, false);
-	(void)bpf_map_delete_elem(bpf_map__fd(o->skel->maps.dev_stats), &o->slot_kdev[slot]);
+	(void)write_slot_stats(o, slot, 0);
 	observer_cgroups_drop(o, slot);
 	o->slot_used[slot] = false;
 	o->slot_tracked[slot] = false;
@@ -429,7 +447,7 @@ int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out
 {
 	if (slot >= o->max_devices || !o->slot_used[slot])
 		return -ENOENT;
-	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.dev_stats), &o->slot_kdev[slot], o->percpu) < 0)
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.dev_stats), &slot, o->percpu) < 0)
 		return negative_errno();
 	dev_stats_sum_cpus(out, o->percpu, o->ncpus, o->stride);
 	for (unsigned op = 0; op < KT_OP_MAX; op++) {

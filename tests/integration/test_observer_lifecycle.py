@@ -8,6 +8,8 @@ import glob
 import json
 import os
 import re
+import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -15,6 +17,7 @@ import time
 
 import pytest
 
+from tests.integration.dbus_helpers import tunectl
 from tests.lib import fio, hoststeal
 from tests.lib.daemon import json_lines
 from tests.lib.paths import KYBER_TUNED
@@ -250,3 +253,45 @@ class TestErrors:
                                           'mount -t tmpfs none /sys/kernel/btf && exec "$@"', "sh"])
         assert r.returncode == 1
         assert "Kernel BTF is missing (/sys/kernel/btf/vmlinux" in r.stderr, r.stderr
+
+
+def completed_reads(d, name):
+    """Reads the daemon's --json intervals of device `name` saw complete."""
+    d.stdout_file.flush()
+    with open(d.stdout_path) as f:
+        return sum(o["ops"]["read"]["completed"] for o in json_lines(f.read()) if o.get("device") == name)
+
+
+def test_reused_slot_counts_only_its_device(bus, daemon_factory, device_factory):
+    """A completion finds its device's statistics through a hint per request
+    queue, checked against the device named in the slot (bpf/observer-abi.h,
+    KT_QUEUE_HINTS). After A leaves and B takes A's slot, A's I/O (its queue
+    still hinting at that slot) must not count for B, and B's own must."""
+    a, b = device_factory("shm", size_mib=64), device_factory("shm", size_mib=64)
+    tmp = tempfile.mkdtemp(prefix="kt-slot-")
+    try:
+        d = daemon_factory(["--json", "--config=", "--interval=500ms", f"--state-dir={tmp}/state",
+                            f"--runtime-dir={tmp}/run"], env={"DBUS_SYSTEM_BUS_ADDRESS": bus.address})
+        assert d.ready(), d.stderr()
+        goal = ["read-p99=50ms", "scheduler=auto"]
+        for verb, dev in (("set-goal", a), ("clear-goal", a), ("set-goal", b)):
+            if verb == "clear-goal":
+                with fio.io_lock():
+                    run_fio(a, [fio.randread("r", 4)], runtime=1)  # A's queue hints at its slot
+            res = tunectl(bus, verb, dev.name, *(goal if verb == "set-goal" else []))
+            assert res.returncode == 0, res.stderr
+        before = kernel_completions(b)["read"]
+        with fio.io_lock():
+            run_fio(a, [fio.randread("r", 4)], runtime=1)
+            time.sleep(1.2)  # two of B's intervals after A's I/O
+            idle = completed_reads(d, b.name)
+            run_fio(b, [fio.randread("r", 4)], runtime=1)
+        time.sleep(1.2)
+        d.stop(signal.SIGTERM)
+        own = kernel_completions(b)["read"] - before
+        seen = completed_reads(d, b.name)
+        assert idle == 0, f"{idle} of A's reads counted for B, which took A's slot"
+        assert own > 1000 and abs(seen - own) <= max(2, own * LOST_BOUND), \
+            f"B's reads: observer {seen}, kernel {own}"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
