@@ -142,7 +142,7 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 	@test -r $(VMLINUX_BTF) || { echo "No kernel BTF at $(VMLINUX_BTF): set VMLINUX_BTF=<file>" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/observer-abi.h $(BUILD)/vmlinux.h | $(BUILD)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/observer-abi.h bpf/request-fields.bpf.h $(BUILD)/vmlinux.h | $(BUILD)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-I$(BUILD) -Ibpf -c $< -o $@
 	$(LLVM_STRIP) -g $@
@@ -241,7 +241,8 @@ $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tune
 		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm -lsystemd
 $(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
-$(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c \
+	daemon/ctl-sample.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-report: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/json-line.h tunectl/tunectl-format.c shared/hist.c \
 	shared/parse-util.c

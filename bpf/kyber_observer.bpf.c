@@ -15,17 +15,19 @@
  * not stamped (an elevator other than Kyber, no I/O accounting) does
  * userspace attach the insert/issue programs and mark the device
  * KT_WATCH_TRACK; those requests are timed by bpf_ktime_get_ns() at insert
- * and issue, kept in the requests map.
+ * and issue, kept in the requests map. Where an op completes faster than
+ * its percentiles need, the daemon has only a sample of its stamped
+ * requests timed (kt_sampling); every one is still counted.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "observer-abi.h"
+#include "request-fields.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define REQ_OP_BITS_MASK	0xff
 #ifndef EEXIST
 #define EEXIST			17	/* vmlinux.h has no errno values */
 #endif
@@ -75,6 +77,14 @@ struct {
 	__type(value, __u32);
 } queue_slot SEC(".maps");
 
+/* Slot -> how its ops' completions are sampled. Written by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct kt_sampling);
+} sampling SEC(".maps");
+
 /*
  * Tracked requests (KT_WATCH_TRACK devices) between insert/issue and their
  * final completion. Preallocated: no allocation on the I/O path. Userspace
@@ -114,81 +124,6 @@ volatile bool tracking = false;
  * that completions look at the watch flags only while one is. */
 volatile bool cgroups = false;
 
-/* Before 5.17 the request pointed at its disk directly. */
-struct request___old {
-	struct gendisk *rq_disk;
-} __attribute__((preserve_access_index));
-
-/*
- * Request fields. tp_btf programs get a BTF-typed pointer and walk it with
- * plain loads (the verifier turns them into exception-handled loads, no
- * helper call); raw_tp programs must use bpf_probe_read_kernel(). The btf
- * argument is a compile-time constant: each program keeps one branch.
- */
-static __always_inline __u32 rq_dev(struct request *rq, bool btf)
-{
-	struct gendisk *disk;
-
-	if (btf) {
-		if (bpf_core_field_exists(rq->q->disk))
-			disk = rq->q->disk;
-		else
-			disk = ((struct request___old *)rq)->rq_disk;
-		return disk ? KT_MKDEV(disk->major, disk->first_minor) : 0;
-	}
-	if (bpf_core_field_exists(rq->q->disk))
-		disk = BPF_CORE_READ(rq, q, disk);
-	else
-		disk = BPF_CORE_READ((struct request___old *)rq, rq_disk);
-	if (!disk)
-		return 0;
-	return KT_MKDEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
-}
-
-static __always_inline __u8 rq_op(struct request *rq, bool btf)
-{
-	__u32 flags = btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
-
-	switch (flags & REQ_OP_BITS_MASK) {
-	case REQ_OP_READ:
-		return KT_OP_READ;
-	case REQ_OP_WRITE:
-		return KT_OP_WRITE;
-	case REQ_OP_DISCARD:
-		return KT_OP_DISCARD;
-	default:
-		return KT_OP_OTHER;
-	}
-}
-
-static __always_inline __u32 rq_data_len(struct request *rq, bool btf)
-{
-	return btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
-}
-
-static __always_inline __u32 rq_flags(struct request *rq, bool btf)
-{
-	return btf ? rq->rq_flags : BPF_CORE_READ(rq, rq_flags);
-}
-
-/*
- * A request flag's mask on the running kernel (CO-RE: the bit numbers have
- * moved between versions); 0 where its BTF names no such flag, so a test
- * of it is false.
- */
-#define RQF(name)									\
-	(bpf_core_enum_value_exists(enum rqf_flags, __RQF_##name) ?			\
-	 1u << bpf_core_enum_value(enum rqf_flags, __RQF_##name) : 0u)
-
-/* A request allocated from scheduler tags: the queue has an elevator, and
- * the request normally went through insert before its issue. */
-static __always_inline bool rq_has_sched_tag(struct request *rq, bool btf)
-{
-	int tag = btf ? rq->internal_tag : BPF_CORE_READ(rq, internal_tag);
-
-	return tag >= 0;
-}
-
 /* A watched slot's statistics, if they are still that device's. */
 static __always_inline struct kt_dev_stats *slot_stats(__u32 slot, __u32 dev)
 {
@@ -203,11 +138,6 @@ static __always_inline struct kt_dev_stats *stats_of(__u32 dev)
 	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
 
 	return w ? slot_stats(w->slot, dev) : NULL;
-}
-
-static __always_inline __u32 rq_queue_id(struct request *rq, bool btf)
-{
-	return btf ? (__u32)rq->q->id : (__u32)BPF_CORE_READ(rq, q, id);
 }
 
 /*
@@ -486,26 +416,6 @@ static __always_inline __u64 complete_stamped(struct kt_dev_stats *ds, __u8 op, 
 	return now - start;
 }
 
-/* The cgroup a request was issued for: its first bio's blkg's. Reached
- * through the bio, never the task at completion (an interrupt or a
- * kworker). 0 where the request has no bio (a flush) or no blkg. */
-static __always_inline __u64 rq_cgroup(struct request *rq, bool btf)
-{
-	struct blkcg_gq *blkg;
-	struct bio *bio;
-
-	if (!bpf_core_field_exists(struct bio, bi_blkg))
-		return 0;
-	if (btf) {
-		bio = rq->bio;
-		blkg = bio ? bio->bi_blkg : NULL;
-		return blkg && blkg->blkcg ? blkg->blkcg->css.cgroup->kn->id : 0;
-	}
-	bio = BPF_CORE_READ(rq, bio);
-	blkg = bio ? BPF_CORE_READ(bio, bi_blkg) : NULL;
-	return blkg ? BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id) : 0;
-}
-
 /* A completed read or write of a KT_WATCH_CGROUPS device, to its cgroup. */
 static __always_inline void account_cgroup(struct kt_dev_stats *ds, struct request *rq, __u32 dev, __u8 op,
 					   __u32 bytes, __u64 total_ns, bool btf)
@@ -545,9 +455,24 @@ static __always_inline void account_cgroup(struct kt_dev_stats *ds, struct reque
 		__sync_fetch_and_add(&(&cs->hist[0][0])[flat], 1);
 }
 
+/* Whether this completion goes untimed: all but one in 2^shift of this
+ * CPU's completions of the op, counted by its completed counter. */
+static __always_inline bool sampled_out(struct kt_dev_stats *ds, __u8 op)
+{
+	__u32 slot = ds->slot, i = op;
+	struct kt_sampling *sm = bpf_map_lookup_elem(&sampling, &slot);
+	__u32 shift;
+
+	if (!sm)
+		return false;
+	barrier_var(i);		/* keep the mask: the compiler knows op < 4, the verifier not */
+	shift = sm->shift[i & (KT_OP_MAX - 1)] & 7;
+	return (ctr(ds, op)->completed & ((1ull << shift) - 1)) != 0;
+}
+
 static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes, bool btf)
 {
-	__u64 key = (__u64)rq, now, total;
+	__u64 key = (__u64)rq, total;
 	__u32 dev = rq_dev(rq, btf);
 	struct kt_dev_stats *ds = rq_stats(rq, dev, btf);
 	struct kt_req *r;
@@ -574,13 +499,15 @@ static __always_inline int on_complete(struct request *rq, int error, unsigned i
 		return 0;
 	}
 
-	now = bpf_ktime_get_ns();
 	r = tracking ? bpf_map_lookup_elem(&requests, &key) : NULL;
 	if (r) {
-		total = complete_tracked(ds, op, r, now);
+		total = complete_tracked(ds, op, r, bpf_ktime_get_ns());
 		bpf_map_delete_elem(&requests, &key);
+	} else if (sampled_out(ds, op)) {
+		ctr(ds, op)->unsampled++;
+		total = 0;
 	} else {
-		total = complete_stamped(ds, op, rq, now, btf);
+		total = complete_stamped(ds, op, rq, bpf_ktime_get_ns(), btf);
 	}
 	ctr(ds, op)->completed++;
 	if (error)

@@ -96,19 +96,20 @@ struct kt_op_counters {
 	__s64 queued;		/* inserted, not yet issued (tracked) */
 	__s64 inflight;		/* issued, not yet completed (tracked) */
 	__u64 cg_dropped;	/* completions not accounted per cgroup: cg_stats full */
+	__u64 unsampled;	/* completions left untimed by sampling (kt_sampling) */
 };
 
 /*
  * One device's statistics, per CPU: the value of the per-CPU array
  * dev_stats, keyed by the device's slot. dev is the kernel dev_t of the
  * device the slot holds (0: free), written by userspace in every CPU's
- * copy; the programs count into a slot only for that device. Histogram
+ * copy with the slot; the programs count into a slot only for that device. Histogram
  * counters are 32 bits: userspace sums and diffs them modulo 2^32, exact
  * while fewer than 2^32 samples land in one bucket between two snapshots.
  */
 struct kt_dev_stats {
 	__u32 dev;
-	__u32 pad;
+	__u32 slot;	/* its own key, for the maps indexed by slot */
 	struct kt_op_counters op[KT_OP_MAX];
 	__u32 hist[KT_HISTS][KT_HIST_BUCKETS];
 };
@@ -149,6 +150,20 @@ struct kt_watch {
  * as correct and slower. 4 KiB.
  */
 #define KT_QUEUE_HINTS		1024u
+
+/*
+ * Timing by sample. What a completion costs is mostly its timestamp and
+ * the histograms it goes into; the counters are cheap. So where an op
+ * completes so often that a fraction of its requests gives percentiles as
+ * good, userspace sets that op's shift on the device's slot, and each CPU
+ * times one of its completions of that op in 2^shift (the others count in
+ * kt_op_counters.unsampled, and in completed and bytes as ever). Requests
+ * tracked by insert/issue are always timed: their entries end at
+ * completion. The value of the array sampling, keyed by slot.
+ */
+struct kt_sampling {
+	__u8 shift[KT_OP_MAX];
+};
 
 /*
  * Per-cgroup accounting of KT_WATCH_CGROUPS devices, for proportional
@@ -308,7 +323,8 @@ static inline __u64 kt_hist_width(__u32 idx)
 }
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct kt_op_counters) == 8 * (KT_LAT_MAX + 16), "kt_op_counters layout changed");
+_Static_assert(sizeof(struct kt_op_counters) == 8 * (KT_LAT_MAX + 17), "kt_op_counters layout changed");
+_Static_assert(sizeof(struct kt_sampling) == KT_OP_MAX, "kt_sampling layout changed");
 _Static_assert(sizeof(struct kt_dev_stats) ==
 	       8 + KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_HISTS * KT_HIST_BUCKETS,
 	       "kt_dev_stats layout changed");

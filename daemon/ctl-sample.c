@@ -9,7 +9,11 @@ static void op_sample(const struct kt_op_interval *o, uint32_t depth, struct ctl
 	const struct kt_lat_summary *t = &o->lat[KT_LAT_TOTAL], *dv = &o->lat[KT_LAT_DEVICE];
 
 	memset(out, 0, sizeof(*out));
-	out->completed = o->completed;
+	/* The controller reads latencies wherever requests completed: an op
+	 * whose completions were all left untimed (by sampling, where its rate
+	 * fell to a few requests within the interval) has none to read, and
+	 * counts as idle for once. */
+	out->completed = t->count ? o->completed : 0;
 	out->iops = o->iops;
 	out->total_mean_ns = t->mean_ns;
 	if (t->count) {

@@ -36,6 +36,7 @@ void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned nc
 			d->errors += s->errors;
 			d->stamped += s->stamped;
 			d->untimed += s->untimed;
+			d->unsampled += s->unsampled;
 			d->inserted += s->inserted;
 			d->issued += s->issued;
 			d->requeued += s->requeued;
@@ -65,6 +66,28 @@ void lat_summary_compute(const __u64 *h, uint64_t sum_ns, struct kt_lat_summary 
 }
 
 /* cur - prev for a counter; false when it went backwards. */
+/*
+ * Timed completions per second an op keeps under sampling: 20,000. The
+ * tuner needs 5/(1-p) samples of its percentile in an interval (500 for a
+ * P99 goal, 5,000 for P99.9, at the default 1 s), and the shift follows
+ * the rate one interval late: an op that slows down 10x at once still has
+ * 2,000 samples in the interval before its sampling catches up.
+ */
+#define INTERVAL_TIMED_PER_SEC_MIN	20000.0
+/* At most 1 in 16 timed: past that, what sampling saves is small beside
+ * what every completion costs anyway (running the program, finding its
+ * device, its counters). */
+#define INTERVAL_SAMPLE_SHIFT_MAX	4u
+
+unsigned interval_sample_shift(double per_sec)
+{
+	unsigned shift = 0;
+
+	while (shift < INTERVAL_SAMPLE_SHIFT_MAX && per_sec / (double)(2u << shift) >= INTERVAL_TIMED_PER_SEC_MIN)
+		shift++;
+	return shift;
+}
+
 static bool diff(uint64_t cur, uint64_t prev, uint64_t *out)
 {
 	if (cur < prev)
@@ -114,6 +137,7 @@ int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *c
 		     diff(c->stale, p->stale, &r->stale) &&
 		     diff(c->stamped, p->stamped, &r->stamped) &&
 		     diff(c->untimed, p->untimed, &r->untimed) &&
+		     diff(c->unsampled, p->unsampled, &r->unsampled) &&
 		     diff(cur->expired[o], prev->expired[o], &r->expired);
 		for (int k = 0; ok && k < KT_LAT_MAX; k++) {
 			int h = kt_hist_of(o, k);

@@ -33,6 +33,7 @@ struct kt_lat_summary {
 struct kt_op_interval {
 	uint64_t completed, bytes, errors, issued, merged, requeued, throttled, dropped, stale, expired;
 	uint64_t stamped, untimed;	/* timed by the request's stamps; not timed at all */
+	uint64_t unsampled;		/* left untimed by sampling (kt_sampling) */
 	double iops, bytes_per_sec;
 	struct kt_lat_summary lat[KT_LAT_MAX];
 	hist_t hist[KT_LAT_MAX];	/* this interval's samples; empty where not kept */
@@ -53,6 +54,13 @@ extern const char *const kt_lat_name[KT_LAT_MAX];
 /* Sum the per-CPU values of one kt_dev_stats into dst's counters and
  * histograms (stride: bytes per CPU); the rest of dst is left alone. */
 void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned ncpus, size_t stride);
+
+/*
+ * How to sample an op's completions that ran at per_sec in the last
+ * interval: the kt_sampling shift (1 in 2^shift timed) that still times
+ * INTERVAL_TIMED_PER_SEC_MIN a second. 0 (all) for anything slower.
+ */
+unsigned interval_sample_shift(double per_sec);
 
 /* Returns -EINVAL when cur is older than prev. */
 int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *cur,

@@ -119,6 +119,19 @@ static void sweep_lost(struct measure *ms, struct observer *o, const struct meas
 		log_debug("%s: expired %d request entries whose completion was never seen", w->name, n);
 }
 
+/* Each op sampled as often as the interval's rate of it allows. */
+static void set_sampling(struct measure *ms, struct observer *o, const struct measure_where *w)
+{
+	struct kt_sampling sm;
+	int r;
+
+	for (int op = 0; op < KT_OP_MAX; op++)
+		sm.shift[op] = (__u8)interval_sample_shift(ms->iv->op[op].iops);
+	r = observer_set_sampling(o, ms->slot, &sm);
+	if (r < 0)
+		log_warning_errno(r, "%s: Failed to set how its completions are sampled: %m", w->name);
+}
+
 int measure_step(struct measure *ms, struct observer *o, const struct measure_where *w)
 {
 	int r;
@@ -137,6 +150,8 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 		(void)metrics_totals_add(ms->totals, ms->base, ms->cur);
 	advance(ms);
 	sweep_lost(ms, o, w);
+	if (!ms->iv->reset)
+		set_sampling(ms, o, w);
 	if (on_kyber(w) && !ms->iv->reset)
 		resolve_depths(ms, w);
 	return 0;

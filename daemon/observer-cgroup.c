@@ -79,6 +79,10 @@ int observer_set_cgroups(struct observer *o, unsigned slot, bool on)
 	if (!on)
 		observer_cgroups_drop(o, slot);
 	update_global(o);
+	/* Cgroups' latencies count every request: no sampling while on. */
+	r = observer_write_sampling(o, slot);
+	if (r < 0)
+		log_warning_errno(r, "Failed to set the sampling of slot %u: %m", slot);
 	return 0;
 }
 

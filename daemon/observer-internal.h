@@ -25,6 +25,7 @@ struct observer {
 	struct bpf_link *track_links[2];
 	uint64_t detached_ns;	/* when tracking stopped; 0: nothing to drain */
 	bool *slot_cgroups;	/* KT_WATCH_CGROUPS set for the slot */
+	struct kt_sampling *slot_sampling;	/* as asked for; none while cgroups are on */
 };
 
 /* What observer_expire() took off the kernel's books, per op. */
@@ -35,5 +36,8 @@ struct slot_books {
 
 /* The watch entry of a slot from its flags (tracked, cgroups). -errno. */
 int observer_write_watch(struct observer *o, unsigned slot);
+/* The sampling a slot is asked for into the map, or none while its
+ * cgroups are accounted (their latencies count every request). -errno. */
+int observer_write_sampling(struct observer *o, unsigned slot);
 /* observer-cgroup.c: forget every cgroup entry of a slot's disk. */
 void observer_cgroups_drop(struct observer *o, unsigned slot);

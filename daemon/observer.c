@@ -163,6 +163,7 @@ static int open_skeleton(struct observer *o, enum observer_attach attach)
 	bpf_map__set_max_entries(o->skel->maps.watched, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.kyber_state, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.dev_stats, o->max_devices);
+	bpf_map__set_max_entries(o->skel->maps.sampling, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.requests, MAX(4096u, o->max_devices * 1024u));
 
 	r = choose_programs(o, attach);
@@ -203,8 +204,10 @@ int observer_new(struct observer **ret, enum observer_attach attach, unsigned ma
 	o->slot_tracked = calloc(max_devices, sizeof(bool));
 	o->slot_cgroups = calloc(max_devices, sizeof(bool));
 	o->slot_kdev = calloc(max_devices, sizeof(uint32_t));
+	o->slot_sampling = calloc(max_devices, sizeof(struct kt_sampling));
 	o->books = calloc(max_devices, sizeof(struct slot_books));
-	if (!o->percpu || !o->slot_used || !o->slot_tracked || !o->slot_cgroups || !o->slot_kdev || !o->books) {
+	if (!o->percpu || !o->slot_used || !o->slot_tracked || !o->slot_cgroups || !o->slot_kdev || !o->slot_sampling ||
+	    !o->books) {
 		r = log_oom();
 		goto fail;
 	}
@@ -230,6 +233,7 @@ struct observer *observer_free(struct observer *o)
 	free(o->slot_tracked);
 	free(o->slot_cgroups);
 	free(o->slot_kdev);
+	free(o->slot_sampling);
 	free(o->books);
 	free(o);
 	return NULL;
@@ -369,11 +373,42 @@ int observer_set_tracked(struct observer *o, unsigned slot, bool tracked)
 static int write_slot_stats(struct observer *o, unsigned slot, uint32_t kdev)
 {
 	memset(o->percpu, 0, o->ncpus * o->stride);
-	for (unsigned c = 0; c < o->ncpus; c++)
-		((struct kt_dev_stats *)((char *)o->percpu + c * o->stride))->dev = kdev;
+	for (unsigned c = 0; c < o->ncpus; c++) {
+		struct kt_dev_stats *ds = (void *)((char *)o->percpu + c * o->stride);
+
+		ds->dev = kdev;
+		ds->slot = slot;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.dev_stats), &slot, o->percpu, BPF_ANY) < 0)
 		return negative_errno();
 	return 0;
+}
+
+int observer_write_sampling(struct observer *o, unsigned slot)
+{
+	struct kt_sampling none = {};
+	const struct kt_sampling *sm = o->slot_cgroups[slot] ? &none : &o->slot_sampling[slot];
+
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.sampling), &slot, sm, BPF_ANY) < 0)
+		return negative_errno();
+	return 0;
+}
+
+int observer_set_sampling(struct observer *o, unsigned slot, const struct kt_sampling *sm)
+{
+	struct kt_sampling was;
+	int r;
+
+	if (slot >= o->max_devices || !o->slot_used[slot])
+		return -ENOENT;
+	if (memcmp(&o->slot_sampling[slot], sm, sizeof(*sm)) == 0)
+		return 0;
+	was = o->slot_sampling[slot];
+	o->slot_sampling[slot] = *sm;
+	r = observer_write_sampling(o, slot);
+	if (r < 0)
+		o->slot_sampling[slot] = was;
+	return r;
 }
 
 int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
@@ -398,6 +433,11 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 		return r;
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.kyber_state), &slot, &ks, BPF_ANY) < 0)
 		goto fail;
+	/* Every completion timed until an interval says how often it comes. */
+	o->slot_cgroups[slot] = false;
+	o->slot_sampling[slot] = (struct kt_sampling){};
+	if (observer_write_sampling(o, slot) < 0)
+		goto fail;
 	memset(&o->books[slot], 0, sizeof(o->books[slot]));
 
 	/* Tracked until the caller says how the device is timed: never
@@ -407,7 +447,6 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 		goto fail;
 	o->slot_used[slot] = true;
 	o->slot_tracked[slot] = true;
-	o->slot_cgroups[slot] = false;
 	o->slot_kdev[slot] = kdev;
 	*ret_slot = slot;
 	r = reconcile_tracking(o);

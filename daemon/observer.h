@@ -65,6 +65,12 @@ int observer_expire(struct observer *o, unsigned slot);
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out);
 
 /*
+ * Time 1 in 2^shift of the device's completions per op (kt_sampling), the
+ * rest counted as unsampled; none while its cgroups are accounted.
+ */
+int observer_set_sampling(struct observer *o, unsigned slot, const struct kt_sampling *sm);
+
+/*
  * Per-cgroup accounting of a watched device (KT_WATCH_CGROUPS): on while
  * it has weights. Turning it off forgets its cgroups' counters.
  */

@@ -173,7 +173,8 @@ static int add_op(json_object *parent, const char *key, const struct kt_op_inter
 	    add_u64(o, "stale", op->stale) < 0 ||
 	    add_u64(o, "expired", op->expired) < 0 ||
 	    add_u64(o, "stamped", op->stamped) < 0 ||
-	    add_u64(o, "untimed", op->untimed) < 0)
+	    add_u64(o, "untimed", op->untimed) < 0 ||
+	    add_u64(o, "unsampled", op->unsampled) < 0)
 		return -ENOMEM;
 	for (int k = 0; k < KT_LAT_MAX; k++)
 		if (add_latencies(o, kt_lat_name[k], &op->lat[k]) < 0)

@@ -268,3 +268,67 @@ def test_accuracy_shm_w256(daemon_factory, shm):
     for p, key in ((50.0, "p50_ns"), (99.0, "p99_ns")):
         assert o["total"][key] <= lat[p] * RES
     assert_kernel_mean(o, kstat, "write", 0.8)
+
+
+# daemon/interval.c: timed completions a second an op keeps under
+# sampling, and the largest shift (1 in 16).
+TIMED_PER_SEC_MIN = 20000
+SAMPLE_SHIFT_MAX = 4
+
+
+def sample_shift(iops):
+    k = 0
+    while k < SAMPLE_SHIFT_MAX and iops / (2 << k) >= TIMED_PER_SEC_MIN:
+        k += 1
+    return k
+
+
+def sampled_run(daemon_factory, dev):
+    """W256 for RUNTIME s under --observe at 1 s intervals: the intervals
+    and the kernel's accounting of the run; rerun once if the host stole
+    more than 5% of the CPUs, skipped if it did both times."""
+    with fio.io_lock(), hoststeal.Monitor() as steal:
+        for _ in range(2):
+            t0 = time.time()
+            d = daemon_factory(["--observe", dev.name, "--json", "--interval", "1s"])
+            assert d.ready(), d.stderr()
+            kstat = KernelStat(dev)
+            run_job(dev, "w256", "randwrite", 256, 1)
+            kstat.finish()
+            time.sleep(1.1)  # the last interval with writes in it ends
+            d.stop()
+            lines = json_lines(d.communicate())
+            if steal.share(t0, time.time()) <= hoststeal.DISTURBED_SHARE:
+                return lines, kstat
+    pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in both runs")
+
+
+def test_sampled_at_high_rates(daemon_factory, shm):
+    """W256 on RAM completes 10^5 writes a second and more: after its first
+    interval the observer times 1 in 2^k of them, per CPU (interval_sample_shift:
+    at least 20,000 a second). Every completion is still counted, timed or
+    unsampled, and the mean of the timed ones, weighed by the completions,
+    agrees with the kernel's own as the full one does (test_accuracy_shm_w256)."""
+    lines, kstat = sampled_run(daemon_factory, shm)
+    ops = [o["ops"]["write"] for o in lines]
+    ncpus = os.cpu_count()
+    sampled, weighted, completed = 0, 0.0, 0
+    for prev, o in zip(ops, ops[1:]):
+        k = sample_shift(prev["iops"])
+        timed = o["total"]["count"]
+        print(f"write IOPS {o['iops']:.0f} after {prev['iops']:.0f}: 1 in {1 << k}, "
+              f"timed {timed}, unsampled {o['unsampled']}, completed {o['completed']}")
+        # Each completion once: timed (stamped), untimed or unsampled; a
+        # snapshot may fall between one program's counters on each CPU.
+        assert abs(timed + o["untimed"] + o["unsampled"] - o["completed"]) <= 2 * ncpus, o
+        # 1 in 2^k per CPU, give or take one per CPU and what completed
+        # while the daemon set the shift after its snapshot.
+        assert abs(timed - o["completed"] / (1 << k)) <= 2 * ncpus + 0.02 * o["completed"], (k, o)
+        sampled += k > 0
+        if timed:
+            weighted += o["total"]["mean_ns"] * o["completed"]
+            completed += o["completed"]
+    assert sampled >= RUNTIME - 2, f"only {sampled} intervals sampled: {[o['iops'] for o in ops]}"
+    mean = weighted / completed
+    print(f"mean of the timed writes {mean / 1e3:.1f} us, kernel await {kstat.await_ns['write'] / 1e3:.1f} us")
+    assert 0.8 * kstat.await_ns["write"] <= mean <= 1.02 * kstat.await_ns["write"] + 1000

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ctl-sample.h"
 #include "hist.h"
 #include "interval.h"
 #include "parse-util.h"
@@ -48,6 +49,10 @@ static void test_sum_cpus(void **state)
 	dev_stats_sum_cpus(sum, cpu, 2, sizeof(*cpu));
 	assert_int_equal(sum->op[KT_OP_READ].completed, 3);
 	assert_int_equal(sum->op[KT_OP_READ].inflight, 1);
+	cpu[0].op[KT_OP_WRITE].unsampled = 7;
+	cpu[1].op[KT_OP_WRITE].unsampled = 8;
+	dev_stats_sum_cpus(sum, cpu, 2, sizeof(*cpu));
+	assert_int_equal(sum->op[KT_OP_WRITE].unsampled, 15);
 	assert_int_equal(sum->hist[KT_HIST_READ_QUEUE + KT_LAT_TOTAL][kt_hist_index(100000)], 3);
 
 	/* 32-bit buckets wrap: the interval is the difference modulo 2^32. */
@@ -63,6 +68,52 @@ static void test_sum_cpus(void **state)
 	free(sum);
 	free(zero);
 	free(iv);
+}
+
+/* The controller's sample: latencies where requests were timed; an op whose
+ * completions were all left untimed counts as idle. */
+static void test_ctl_sample(void **state)
+{
+	struct kt_snapshot *a = snap(), *b = snap();
+	struct kt_interval *iv = calloc(1, sizeof(*iv));
+	struct ctl_sample s;
+
+	assert_non_null(iv);
+	b->time_ns = 1000000000;
+	ADD(b, KT_OP_READ, KT_LAT_TOTAL, 200000, 100);
+	b->op[KT_OP_READ].completed = 1600;
+	b->op[KT_OP_READ].unsampled = 1500;
+	b->op[KT_OP_WRITE].completed = 12;
+	b->op[KT_OP_WRITE].unsampled = 12;
+	assert_int_equal(interval_compute(a, b, iv), 0);
+	ctl_sample_from_interval(iv, &s);
+	assert_int_equal(s.read.completed, 1600);
+	assert_true(s.read.iops > 1599 && s.read.iops < 1601);
+	assert_true(s.read.total_p99_ns > 190000 && s.read.total_p99_ns < 210000);
+	assert_int_equal(s.write.completed, 0);
+	assert_true(s.write.iops > 11 && s.write.iops < 13);
+	free(a);
+	free(b);
+	free(iv);
+}
+
+/* Sampling keeps at least 20,000 timed completions a second, at most 1 in 16. */
+static void test_sample_shift(void **state)
+{
+	assert_int_equal(interval_sample_shift(0), 0);
+	assert_int_equal(interval_sample_shift(3000), 0);
+	assert_int_equal(interval_sample_shift(39999), 0);
+	assert_int_equal(interval_sample_shift(40000), 1);
+	assert_int_equal(interval_sample_shift(300000), 3);	/* 37,500 timed */
+	assert_int_equal(interval_sample_shift(319999), 3);
+	assert_int_equal(interval_sample_shift(320000), 4);
+	assert_int_equal(interval_sample_shift(5e6), 4);
+	for (double r = 1000; r < 1e7; r *= 1.1) {
+		unsigned k = interval_sample_shift(r);
+
+		assert_true(k == 0 || r / (1u << k) >= 20000);
+		assert_true(k == 4 || r / (2u << k) < 20000);
+	}
 }
 
 static void test_interval(void **state)
@@ -82,6 +133,8 @@ static void test_interval(void **state)
 	b->op[KT_OP_READ].completed = 110;
 	b->op[KT_OP_READ].bytes = 100 * 4096;
 	b->op[KT_OP_READ].inflight = 1;
+	a->op[KT_OP_READ].unsampled = 40;
+	b->op[KT_OP_READ].unsampled = 340;
 	b->kyber.depth[KT_OP_WRITE] = 32;
 	b->kyber.adjust_count[KT_OP_WRITE] = 3;
 
@@ -94,6 +147,7 @@ static void test_interval(void **state)
 	assert_true(iv->op[KT_OP_READ].lat[KT_LAT_DEVICE].pct[KT_P50] > 98000);
 	assert_true(iv->op[KT_OP_READ].lat[KT_LAT_DEVICE].pct[KT_P999] > 9800000);
 	assert_int_equal(iv->op[KT_OP_READ].inflight, 1);
+	assert_int_equal(iv->op[KT_OP_READ].unsampled, 300);
 	assert_int_equal(iv->kyber_depth[KT_OP_WRITE], 32);
 	assert_int_equal(iv->kyber_adjusts[KT_OP_WRITE], 3);
 
@@ -271,6 +325,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sum_cpus),
 		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_sample_shift),
+		cmocka_unit_test(test_ctl_sample),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_lost_completions),
 		cmocka_unit_test(test_kyber_depth),
