@@ -455,8 +455,12 @@ static __always_inline void account_cgroup(struct kt_dev_stats *ds, struct reque
 		__sync_fetch_and_add(&(&cs->hist[0][0])[flat], 1);
 }
 
-/* Whether this completion goes untimed: all but one in 2^shift of this
- * CPU's completions of the op, counted by its completed counter. */
+/*
+ * Whether this completion goes untimed: all but one in 2^shift, at random,
+ * not every 2^shift-th by a count, so that the timed ones cannot keep step
+ * with a pattern in the completions (a loop worker's batches, an io_uring
+ * reap's) and are a fair sample of all.
+ */
 static __always_inline bool sampled_out(struct kt_dev_stats *ds, __u8 op)
 {
 	__u32 slot = ds->slot, i = op;
@@ -467,7 +471,7 @@ static __always_inline bool sampled_out(struct kt_dev_stats *ds, __u8 op)
 		return false;
 	barrier_var(i);		/* keep the mask: the compiler knows op < 4, the verifier not */
 	shift = sm->shift[i & (KT_OP_MAX - 1)] & 7;
-	return (ctr(ds, op)->completed & ((1ull << shift) - 1)) != 0;
+	return (bpf_get_prandom_u32() & ((1u << shift) - 1)) != 0;
 }
 
 static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes, bool btf)

@@ -155,8 +155,8 @@ struct kt_watch {
  * Timing by sample. What a completion costs is mostly its timestamp and
  * the histograms it goes into; the counters are cheap. So where an op
  * completes so often that a fraction of its requests gives percentiles as
- * good, userspace sets that op's shift on the device's slot, and each CPU
- * times one of its completions of that op in 2^shift (the others count in
+ * good, userspace sets that op's shift on the device's slot, and one of
+ * its completions in 2^shift, chosen at random, is timed (the others count in
  * kt_op_counters.unsampled, and in completed and bytes as ever). Requests
  * tracked by insert/issue are always timed: their entries end at
  * completion. The value of the array sampling, keyed by slot.
