@@ -231,7 +231,12 @@ def test_accuracy_flash_w256_none_tag_wait(daemon_factory, flash):
     ratio = clat_mean / o["total"]["mean_ns"]
     print(f"fio/observer mean latency {ratio:.2f}, predicted 256/{tags} = {256 / tags:.2f}")
     assert abs(ratio - 256 / tags) <= 0.10 * (256 / tags)
-    assert o["total"]["p50_ns"] < clat[50.0]
+    # The tag wait does not fall evenly on the I/Os: it shows in fio's mean
+    # and tail, while fio's P50 can sit at the device time itself (a CI
+    # run: fio clat P50 7.96 ms, observer 8.07 ms; P99 74.97 against
+    # 8.60 ms). At P50, as at P99, only containment holds, within the two
+    # histograms' resolution.
+    assert_within_fio(o, lat, host_ns=None)
     assert_kernel_mean(o, kstat, "write", 0.9)
 
 

@@ -238,8 +238,8 @@ def test_shifts(daemon_factory, flash):
     Kyber's targets move. Measured on this kind of host: fio's P99 0.1-0.4
     ms above the daemon's in quiet runs, 0.4-0.9 ms (2.6-3.5 ms against
     the daemon's 2.2-2.7) in one with host steal, where a tuner that holds
-    its own view at 75-90% of the goal would fail a fio judgement. A tuner
-    that does not answer the shift leaves its own view at 4.7 ms and more."""
+    its own view at 75-90% of the goal would fail a fio judgement. With the
+    writes let go beside R64, the daemon's view is 20-23 ms (one CI run)."""
     goal_ns = 3_000_000
     ph, ph_ms = SHIFT_PHASE_S, SHIFT_PHASE_S * 1000
     w_a = {"runtime": f"{ph}s"}
@@ -256,16 +256,17 @@ def test_shifts(daemon_factory, flash):
         lines = stop_tuner(d)
         r1 = fio.window_p99(f"{tmp}/r1")
         # r64's windows count from its own start (startdelay excluded).
-        r64_fio = dict((ms + 3 * ph_ms, p) for ms, p in fio.window_p99(f"{tmp}/r64"))
+        r64_fio = [(ms + 3 * ph_ms, p) for ms, p in fio.window_p99(f"{tmp}/r64")]
     # Only intervals wholly after the shift (start_tuner's intervals are 1 s).
     r64 = [(ms, p) for ms, p in daemon_read_windows(lines, start) if ms - 1000 >= 3 * ph_ms]
     windows = r1 + r64
+    r64_ms = {ms for ms, _ in r64}
     clean, bad = clean_windows(windows, steal, start, "shifts")
     for ms, p in windows:
         print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us{' (disturbed)' if ms in bad else ''}"
-              f"{' (daemon)' if (ms, p) in r64 else ''}")
+              f"{' (daemon)' if ms in r64_ms else ''}")
     print("  R64 by fio (not judged): " + ", ".join(
-        f"{ms / 1e3:.0f}s {p / 1e3:.0f} us" for ms, p in sorted(r64_fio.items())))
+        f"{ms / 1e3:.0f}s {p / 1e3:.0f} us" for ms, p in r64_fio))
     judged = 0
     recover_ms = SHIFT_RECOVER_S * 1000
     for i, what in enumerate(("start", "W256 stops", "W256 starts", "R1 -> R64")):
