@@ -25,6 +25,12 @@ static inline bool writes_active(const struct ctl_sample *s)
 	return s->write.completed > 0 && s->write.iops >= CTL_WRITES_ACTIVE_IOPS;
 }
 
+/* Kyber's write depth at its cap (or unknown): the writes ran unthrottled. */
+static inline bool writes_free(const struct ctl_sample *s)
+{
+	return s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP;
+}
+
 /* controller.c: the decision's reason, and the targets and level bounds
  * of the law's state. */
 void ctl_say(struct ctl_decision *d, const char *fmt, ...) _printf_(2, 3);
@@ -162,8 +168,9 @@ int ctl_levels_good_below(const struct ctl_levels *l, int level, int min);
 
 /* ctl-interference.c: does throttling writes help reads (O-8)? */
 void ctl_interference_forget(struct ctl_interference *o);
-/* Throttling starts: remember the reads and writes before it. */
-void ctl_interference_start(struct ctl_interference *o, double metric, double write_iops);
+/* Throttling starts: remember the reads and writes before it, if the
+ * writes ran free then (writes_free); else there is nothing to compare. */
+void ctl_interference_start(struct ctl_interference *o, double metric, double write_iops, bool free);
 /* A settled interval while throttling: true when it shows, for the
  * CTL_O8_STRIKES-th time running, that cutting the writes left reads as
  * they were. Then holding starts. */

@@ -70,7 +70,7 @@ void ctl_engage(struct controller *c, const struct ctl_sample *s, uint64_t metri
 	c->read_scale = 1.0;
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
-	ctl_interference_start(&c->o8, (double)metric, s->write.iops);
+	ctl_interference_start(&c->o8, (double)metric, s->write.iops, writes_free(s));
 	ctl_set_level(c, MIN(MAX(cut_level(c, s, metric), open + 1), ctl_max_level(c, s)), +1, d);
 }
 

@@ -17,7 +17,7 @@ struct sched_input sched_input_from(const struct ctl_decision *d, const struct c
 	return (struct sched_input) {
 		.goal_known = d->goal_known, .goal_met = d->goal_met, .metric_ns = d->metric_ns,
 		.writes = writes_active(s),
-		.writes_free = s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP,
+		.writes_free = writes_free(s),
 		.ios = s->read.completed + s->write.completed,
 	};
 }

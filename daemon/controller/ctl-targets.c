@@ -40,7 +40,7 @@ bool ctl_is_open(enum goal_mode mode, const struct ctl_sample *s, const struct k
 	bool write_ok = !s->write.completed ||
 		((double)cur->write_ns >= CTL_OPEN_WRITE_KEEP * (double)s->write.device_p99_ns &&
 		 /* throttled writes must be able to grow back */
-		 (s->write.kyber_depth == 0 || s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP ||
+		 (writes_free(s) ||
 		  (double)s->write.total_p99_ns >= (double)cur->write_ns));
 
 	if (mode == GOAL_MODE_BALANCED && cur->read_ns != cur->write_ns)

@@ -467,6 +467,45 @@ static void test_free_p99_from_below(void **state)
 	assert_true(r.w_free_ns == 15.0 * MSEC);
 }
 
+/*
+ * O-8 compares the reads with the writes cut against the reads before
+ * throttling, and that is a baseline only if the writes ran free then. A
+ * controller that engages while a throttle is in force (kept across a
+ * shift: Kyber holds the writes at depth 12) has nothing to compare: the
+ * same cut writes and unmoved reads that show O-8 after a free start must
+ * not let the writes go.
+ */
+static bool o8_after_engage_at_depth(uint32_t engage_depth)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+	struct goal g;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	controller_init(&c, &g);
+	flat_sample(&s, h, 8 * MSEC, 16000, engage_depth);
+	decide(&c, &s, &cur, &d);
+	assert_true(c.protecting);
+	/* Writes cut to 40% at a steady depth, reads as bad as before. */
+	for (unsigned i = 0; i < 20; i++) {
+		flat_sample(&s, h, 8 * MSEC, 6400, 4);
+		decide(&c, &s, &cur, &d);
+		if (strstr(d.reason, "O-8"))
+			return true;
+	}
+	return false;
+}
+
+static void test_o8_needs_free_baseline(void **state)
+{
+	assert_true(o8_after_engage_at_depth(KYBER_WRITE_DEPTH_CAP));
+	assert_true(o8_after_engage_at_depth(0));	/* depth unknown */
+	assert_false(o8_after_engage_at_depth(12));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_step_down_reaches_growth),
 		cmocka_unit_test(test_forgive_when_device_faster),
 		cmocka_unit_test(test_free_p99_from_below),
+		cmocka_unit_test(test_o8_needs_free_baseline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
