@@ -13,11 +13,12 @@ import glob
 import json
 import os
 import signal
+import time
 
 import pytest
 
 from tests.integration.dbus_helpers import start_service, status_json, tunectl
-from tests.lib import cgroups, fio
+from tests.lib import cgroups, fio, hoststeal
 from tests.lib.daemon import wait_for
 
 WEIGHTS = {"a": 1000, "b": 500, "c": 250, "d": 100}
@@ -34,6 +35,15 @@ SETTLE_S = 3		# "after the first 3 s"
 # same property with 5 points of room for this host's run-to-run spread: the
 # reader alone is CPU-bound at ~100k reads a second.
 READER_SHARE_MIN = 0.75
+# Kyber-fairness' capacity probe finds the capacity the writes' first price
+# underestimated in 5-7 periods (the reader at 63-68k/s from its 8th second
+# in three runs): judged after 10 s, to the 19th second. The mean over
+# 11-20 s counted a 20th second fio did not log as 0 (in one of three
+# runs here); a CI run judged that way at 71% of the share had its reader
+# at 72.9k/s, 94% of it, in the status at its end.
+READER_ALONE_S = 8
+READER_RUN_S = 20
+READER_JUDGED_FROM_S = 10
 RUN_S = 15
 
 
@@ -58,6 +68,22 @@ def per_second(prefix):
 
 def mean_over(secs, first, last):
     return sum(secs.get(s, 0.0) for s in range(first, last + 1)) / (last - first + 1)
+
+
+def undisturbed(secs, steal, start, first, last, what):
+    """{second: I/Os} of the seconds first..last of a run that began at
+    `start` (wall clock), without those the host disturbed; skips the test
+    when fewer than half are left. fio logs a run's last second for some
+    jobs only, so `last` is at most the run's length - 1."""
+    span = range(first, last + 1)
+    bad = steal.disturbed_windows(start, [s * 1000 for s in span])
+    kept = {s: secs.get(s, 0.0) for s in span if s * 1000 not in bad}
+    print(f"{what}: {len(bad)} of {len(span)} seconds disturbed by host CPU steal, left out: "
+          f"{sorted(b // 1000 for b in bad)}")
+    if len(kept) * 2 < len(span):
+        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
+                    f"{len(bad)} of {len(span)} seconds {what}")
+    return kept
 
 
 def job(t, name, rw, tmp=None, extra=None):
@@ -168,23 +194,34 @@ def test_work_conservation(bus, flash, tenants, daemon_factory, tmp_path):
 def test_reader_beside_writer(bus, flash, daemon_factory, tmp_path):
     """A reader with weight 1000 beside a writer with weight 100: a write
     costs its service time in reads, so the reader keeps most of its
-    weighted share of what it does alone (READER_SHARE_MIN)."""
-    with cgroups.tenants(["r", "w"], disk=disk_of(flash)) as t:
-        alone = fio.run(flash.path, [job(t, "r", "randread")], runtime_s=8, ramp_s=0)["r"].read_iops
-        d = start_service(daemon_factory, bus, str(tmp_path), interval="1s")
+    weighted share of what it does alone (READER_SHARE_MIN). The reader
+    is CPU-bound: seconds in which the host took the CPUs (hoststeal)
+    measure the host, and are left out on both sides."""
+    with cgroups.tenants(["r", "w"], disk=disk_of(flash)) as t, hoststeal.Monitor() as steal:
+        os.makedirs(f"{tmp_path}/alone")
+        t0 = time.time()
+        fio.run(flash.path, [job(t, "r", "randread", f"{tmp_path}/alone")], runtime_s=READER_ALONE_S, ramp_s=0)
+        alone_secs = undisturbed(per_second(f"{tmp_path}/alone/r"), steal, t0, 1, READER_ALONE_S - 1, "alone")
+        d = start_service(daemon_factory, bus, str(tmp_path), interval="1s", extra=("--log-level=debug",))
         set_weights(bus, flash, t, {"r": 1000, "w": 100})
+        t0 = time.time()
         fio.run(flash.path, [job(t, "r", "randread", str(tmp_path)), job(t, "w", "randwrite", str(tmp_path))],
-                runtime_s=20, ramp_s=0)
+                runtime_s=READER_RUN_S, ramp_s=0)
         print(tunectl(bus, "weights", flash.name).stdout)
-        reads = per_second(f"{tmp_path}/r")
+        reads, writes = per_second(f"{tmp_path}/r"), per_second(f"{tmp_path}/w")
+        for s in range(1, READER_RUN_S + 1):
+            print(f"  {s:2d}s reader {reads.get(s, 0):8.0f}/s writer {writes.get(s, 0):6.0f}/s")
+        late_secs = undisturbed(reads, steal, t0, READER_JUDGED_FROM_S + 1, READER_RUN_S - 1,
+                                "beside the writer")
+        alone = sum(alone_secs.values()) / len(alone_secs)
+        late = sum(late_secs.values()) / len(late_secs)
         share = 1000 / 1100 * alone
-        # Kyber-fairness' capacity probe finds a capacity the writes'
-        # first price underestimated within 4-6 periods: judged after 10 s.
-        late = mean_over(reads, 11, 20)
-        print(f"reader alone {alone:.0f}/s; beside the writer from 10 s {late:.0f}/s = {late / share:.0%} of "
-              f"its weighted share")
-        assert late >= READER_SHARE_MIN * share, (late, share, reads)
+        print(f"reader alone {alone:.0f}/s; beside the writer from {READER_JUDGED_FROM_S} s {late:.0f}/s = "
+              f"{late / share:.0%} of its weighted share")
         assert d.stop(signal.SIGTERM) == 0, d.stderr()
+        # The policy's periods (capacity, write cost, who wants more).
+        print("\n".join(line for line in d.stderr().splitlines() if "sharing" in line or "allocation" in line))
+        assert late >= READER_SHARE_MIN * share, (late, share)
 
 
 def test_limits_back_after_exit_and_kill(bus, flash, tenants, daemon_factory, tmp_path):
