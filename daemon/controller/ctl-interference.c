@@ -22,7 +22,7 @@ void ctl_interference_start(struct ctl_interference *o, double metric, double wr
 	 * only the baseline if the writes ran free: a throttle still in force
 	 * (kept across a shift, say) has already taken what cutting the
 	 * writes gives the reads. Flashsim R64+W256 after such a shift: reads
-	 * 2.8 ms with the writes held at depth 24, 20 ms with them free. */
+	 * 2.8 ms with the writes held at depth 12-24, 20-23 ms with them free. */
 	o->probing = false;
 	if (o->seen || !free || metric <= 0 || write_iops <= 0)
 		return;
