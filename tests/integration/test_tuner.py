@@ -121,18 +121,6 @@ def static_run(dev, read_ns, write_ns, runtime=5, ramp=5, steal=None, tries=2):
     return best[1], best[2]
 
 
-def clean_windows(windows, steal, start, what):
-    """windows without the ones the host disturbed; skips the test when
-    fewer than half are left."""
-    bad = steal.disturbed_windows(start, [ms for ms, _ in windows])
-    print(f"\n{what}: {len(bad)} of {len(windows)} windows disturbed by host CPU steal, left out: "
-          f"{sorted(bad)}")
-    if len(bad) * 2 > len(windows):
-        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
-                    f"{len(bad)} of {len(windows)} seconds: flashsim's timing does not hold")
-    return [(ms, p) for ms, p in windows if ms not in bad], bad
-
-
 def fio_log_values(prefix, kind):
     """[(end_ms, value)] of a fio per-interval log (write_iops_log=PREFIX:
     kind 'iops')."""
@@ -170,7 +158,7 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
         lines = stop_tuner(d)
         windows = fio.window_p99(f"{tmp}/r")
         w_log = fio_log_values(f"{tmp}/w", "iops")  # tmp is gone after this block
-    clean, bad = clean_windows(windows, steal, start, "R1+W256 under the tuner")
+    clean, bad = steal.clean(start, windows, "R1+W256 under the tuner")
     first_ok = next((ms for ms, p in windows if p <= GOAL_NS), None)
     late = [p for ms, p in clean if ms > CONVERGE_S * 1000 + 100]
     met = sum(p <= GOAL_NS for p in late) / len(late)
@@ -261,7 +249,7 @@ def test_shifts(daemon_factory, flash):
     r64 = [(ms, p) for ms, p in daemon_read_windows(lines, start) if ms - 1000 >= 3 * ph_ms]
     windows = r1 + r64
     r64_ms = {ms for ms, _ in r64}
-    clean, bad = clean_windows(windows, steal, start, "shifts")
+    clean, bad = steal.clean(start, windows, "shifts")
     for ms, p in windows:
         print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us{' (disturbed)' if ms in bad else ''}"
               f"{' (daemon)' if ms in r64_ms else ''}")

@@ -72,18 +72,12 @@ def mean_over(secs, first, last):
 
 def undisturbed(secs, steal, start, first, last, what):
     """{second: I/Os} of the seconds first..last of a run that began at
-    `start` (wall clock), without those the host disturbed; skips the test
-    when fewer than half are left. fio logs a run's last second for some
-    jobs only, so `last` is at most the run's length - 1."""
-    span = range(first, last + 1)
-    bad = steal.disturbed_windows(start, [s * 1000 for s in span])
-    kept = {s: secs.get(s, 0.0) for s in span if s * 1000 not in bad}
-    print(f"{what}: {len(bad)} of {len(span)} seconds disturbed by host CPU steal, left out: "
-          f"{sorted(b // 1000 for b in bad)}")
-    if len(kept) * 2 < len(span):
-        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
-                    f"{len(bad)} of {len(span)} seconds {what}")
-    return kept
+    `start` (wall clock), without those the host disturbed (skips the test
+    when more than half were). fio logs a run's last second for some jobs
+    only, so `last` is at most the run's length - 1."""
+    windows = [(s * 1000, secs.get(s, 0.0)) for s in range(first, last + 1)]
+    kept, _ = steal.clean(start, windows, what)
+    return {ms // 1000: v for ms, v in kept}
 
 
 def job(t, name, rw, tmp=None, extra=None):

@@ -14,6 +14,7 @@ left out, and skip when too few remain.
         ...                                   # the workload
         share = steal.share(t0, time.time())  # 0.0 .. 1.0 of all CPUs
         bad = steal.disturbed_windows(t0, [1000, 2000, ...])
+        kept, bad = steal.clean(t0, [(1000, v1), (2000, v2), ...], "what")
 
 Times are wall-clock seconds (time.time()), the clock of kyber-tuned's JSON
 lines.
@@ -23,6 +24,8 @@ import bisect
 import os
 import threading
 import time
+
+import pytest
 
 USER_HZ = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
@@ -100,3 +103,16 @@ class Monitor:
             if self.disturbed(t0, t1, threshold):
                 out.add(end)
         return out
+
+    def clean(self, start, windows, what):
+        """The one-second windows [(end_ms, value)] of a run that began at
+        `start`, without those the host disturbed, and the set of the
+        disturbed ones' ends. Says which were left out; skips the test when
+        more than half were."""
+        bad = self.disturbed_windows(start, [ms for ms, _ in windows])
+        print(f"\n{what}: {len(bad)} of {len(windows)} seconds disturbed by host CPU steal, left out: "
+              f"{sorted(bad)} (ms)")
+        if len(bad) * 2 > len(windows):
+            pytest.skip(f"the host stole more than {DISTURBED_SHARE:.0%} of the CPUs in "
+                        f"{len(bad)} of {len(windows)} seconds ({what})")
+        return [(ms, v) for ms, v in windows if ms not in bad], bad
