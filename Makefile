@@ -65,10 +65,11 @@ SHARED_SRCS := shared/log.c shared/parse-util.c shared/hist.c shared/goal.c shar
 CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-protect.c \
 	daemon/controller/ctl-targets.c daemon/controller/ctl-sched.c \
 	daemon/controller/ctl-metric.c daemon/controller/ctl-regime.c \
-	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c
+	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c \
+	daemon/controller/ctl-host.c
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
-PIPELINE_SRCS := daemon/interval.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
+PIPELINE_SRCS := daemon/interval.c daemon/host-cpu.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
 	daemon/metrics.c daemon/ksym-ranges.c daemon/profile.c daemon/share.c daemon/cgroup-parse.c
 SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/observer-cgroup.c daemon/cgroup-io.c daemon/cost-probe.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-weights.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-status.c daemon/device-share.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
@@ -90,7 +91,7 @@ PROTO_H := $(PROTO_C:.c=.h)
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
 	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-controller test-ctl-sched \
 	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges test-profile \
-	test-share test-cgroup-parse test-tunectl-weights
+	test-share test-cgroup-parse test-tunectl-weights test-host-cpu
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
@@ -241,7 +242,7 @@ $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tune
 		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm -lsystemd
 $(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
-$(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c \
+$(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c daemon/host-cpu.c \
 	daemon/ctl-sample.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-report: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/json-line.h tunectl/tunectl-format.c shared/hist.c \
@@ -254,9 +255,10 @@ $(BUILD)/tests/test-tunectl-weights: tests/unit/test-tunectl-weights.c tests/uni
 $(BUILD)/tests/test-tunectl-weights: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-cgroup-parse: tests/unit/test-cgroup-parse.c daemon/cgroup-parse.c shared/parse-util.c
 $(BUILD)/tests/test-ksym-ranges: tests/unit/test-ksym-ranges.c daemon/ksym-ranges.c
+$(BUILD)/tests/test-host-cpu: tests/unit/test-host-cpu.c daemon/host-cpu.c
 $(BUILD)/tests/test-profile: tests/unit/test-profile.c daemon/profile.c shared/goal.c shared/parse-util.c shared/error.c
 $(BUILD)/tests/test-profile: TEST_LIBS := -lsystemd
-$(BUILD)/tests/test-metrics: tests/unit/test-metrics.c daemon/metrics.c daemon/metrics-totals.c daemon/interval.c \
+$(BUILD)/tests/test-metrics: tests/unit/test-metrics.c daemon/metrics.c daemon/metrics-totals.c daemon/interval.c daemon/host-cpu.c \
 	shared/hist.c
 
 $(UNIT_BINS): $(HEADERS) | $(BUILD)

@@ -23,7 +23,7 @@ void device_format_targets(char *buf, size_t n, const struct kyber_targets *t)
 		 format_duration(w, sizeof(w), t->write_ns));
 }
 
-/* "read P99 12.1ms (goal 2.00ms) device P90 9.10ms 4.51k IOPS; write ...";
+/* "read P99 12.1ms (goal 2.00ms) device P90 9.10ms 4.51k IOPS; write ...; host steal 0%";
  * without a read goal (mode=throughput), the interval's read P99. */
 static void format_observed(char *buf, size_t n, const struct device *d, const struct ctl_sample *s,
 			    const struct ctl_decision *dec)
@@ -40,11 +40,12 @@ static void format_observed(char *buf, size_t n, const struct device *d, const s
 	else
 		snprintf(rd, sizeof(rd), "read P99 %s",
 			 format_duration(a, sizeof(a), s->read.total_p99_ns));
-	snprintf(buf, n, "%s device P90 %s %s IOPS; write %s IOPS P99 %s device P90 %s; depth r=%u w=%u",
+	snprintf(buf, n, "%s device P90 %s %s IOPS; write %s IOPS P99 %s device P90 %s; depth r=%u w=%u; "
+		 "host steal %.0f%%",
 		 rd, format_duration(c, sizeof(c), s->read.device_p90_ns), ri, wi,
 		 format_duration(e, sizeof(e), s->write.total_p99_ns),
 		 format_duration(f, sizeof(f), s->write.device_p90_ns),
-		 s->read.kyber_depth, s->write.kyber_depth);
+		 s->read.kyber_depth, s->write.kyber_depth, 100 * s->host_steal);
 }
 
 void device_set_state(struct device *d, enum ctl_state st, const char *reason)

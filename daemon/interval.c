@@ -121,6 +121,7 @@ int interval_compute(const struct kt_snapshot *prev, const struct kt_snapshot *c
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->duration_ns = cur->time_ns - prev->time_ns;
+	out->host_steal = host_cpu_steal_share(&prev->host, &cur->host);
 
 	for (int o = 0; o < KT_OP_MAX; o++) {
 		const struct kt_op_counters *c = &cur->op[o], *p = &prev->op[o];

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "hist.h"
+#include "host-cpu.h"
 
 struct kt_snapshot {
 	uint64_t time_ns;		/* CLOCK_MONOTONIC when taken */
@@ -17,6 +18,7 @@ struct kt_snapshot {
 	uint32_t hist[KT_HISTS][KT_HIST_BUCKETS];	/* summed over CPUs, modulo 2^32 */
 	uint64_t expired[KT_OP_MAX];	/* entries dropped by observer_expire() */
 	struct kt_kyber_state kyber;
+	struct host_cpu_time host;	/* the host's CPU time then (measure.c); zero: not read */
 };
 
 /* Percentiles reported everywhere; index into kt_lat_summary.pct. */
@@ -46,6 +48,7 @@ struct kt_interval {
 	struct kt_op_interval op[KT_OP_MAX];
 	uint32_t kyber_depth[KT_OP_MAX];	/* last known depth; 0: unknown */
 	uint64_t kyber_adjusts[KT_OP_MAX];	/* depth changes in the interval */
+	double host_steal;		/* share of the CPUs' time the hypervisor took, 0..1 */
 };
 
 extern const char *const kt_op_name[KT_OP_MAX];

@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "blockdev.h"
+#include "fileio.h"
 #include "kyber-sysfs.h"
 #include "log.h"
+#include "macro.h"
 #include "measure.h"
 
 /*
@@ -33,6 +35,34 @@ static bool needs_tracking(const struct measure_where *w)
 	return blockdev_read_iostats(w->sysroot, w->name, &iostats) < 0 || !iostats;
 }
 
+/* /proc/stat is a few hundred bytes per CPU. */
+#define PROC_STAT_MAX (1024 * 1024)
+
+/* The host's CPU time now; zero (no steal seen) when it cannot be read. */
+static void read_host_cpu(struct host_cpu_time *out)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	*out = (struct host_cpu_time){};
+	r = read_virtual_file("/proc/stat", PROC_STAT_MAX, &text, &len);
+	if (r >= 0)
+		r = host_cpu_parse(text, len, out);
+	if (r < 0)
+		log_debug_errno(r, "Failed to read the host's CPU time from /proc/stat: %m");
+}
+
+/* The device's counters and the host's CPU time, as of now. */
+static int snapshot(struct measure *ms, struct observer *o, struct kt_snapshot *dst)
+{
+	int r = observer_snapshot(o, ms->slot, dst);
+
+	if (r >= 0)
+		read_host_cpu(&dst->host);
+	return r;
+}
+
 int measure_start(struct measure *ms, struct observer *o, uint32_t kdev, const struct measure_where *w)
 {
 	int r;
@@ -51,7 +81,7 @@ int measure_start(struct measure *ms, struct observer *o, uint32_t kdev, const s
 	r = observer_set_tracked(o, ms->slot, needs_tracking(w));
 	if (r < 0)
 		return r;
-	return observer_snapshot(o, ms->slot, ms->base);
+	return snapshot(ms, o, ms->base);
 }
 
 void measure_stop(struct measure *ms, struct observer *o)
@@ -76,7 +106,7 @@ static void advance(struct measure *ms)
 
 int measure_restart(struct measure *ms, struct observer *o)
 {
-	int r = observer_snapshot(o, ms->slot, ms->cur);
+	int r = snapshot(ms, o, ms->cur);
 
 	if (r < 0)
 		return r;
@@ -140,7 +170,7 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 	if (r < 0)
 		log_warning_errno(r, "%s: Failed to set how its requests are timed: %m", w->name);
 
-	r = observer_snapshot(o, ms->slot, ms->cur);
+	r = snapshot(ms, o, ms->cur);
 	if (r < 0)
 		return r;
 	r = interval_compute(ms->base, ms->cur, ms->iv);

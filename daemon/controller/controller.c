@@ -52,7 +52,7 @@ void controller_relearn(struct controller *c)
 	ctl_interference_forget(&c->o8);
 	c->protecting = c->infeasible = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
-	c->read_scale = 1.0;
+	c->read_scale = c->calm_read_scale = 1.0;
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = 0;
 	c->prev_write_depth = 0;
@@ -67,6 +67,7 @@ void controller_init(struct controller *c, const struct goal *g)
 {
 	memset(c, 0, sizeof(*c));
 	c->goal = *g;
+	ctl_host_forget(&c->host);
 	controller_relearn(c);
 }
 
@@ -176,11 +177,23 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	char shift[96] = "", m[DURATION_BUF_MAX];
 	enum ctl_shift kind;
 	uint64_t metric = 0;
+	bool calm_again;
 
 	memset(d, 0, sizeof(*d));
 	d->targets = *cur;
 	d->state = CTL_TRACKING;
 	ctl_levels_tick(&c->levels);
+	/* What the law learned from intervals the host disturbed goes once it
+	 * has passed: the levels' misses and drift marks, and a read target
+	 * lowered because reads were slow with a calm device P90 (the stalls
+	 * are in the host path, not in the device). */
+	if (!c->host.passing)
+		c->calm_read_scale = c->read_scale;
+	calm_again = ctl_host_update(&c->host, s->host_steal);
+	if (calm_again) {
+		ctl_levels_forgive_disturbed(&c->levels);
+		c->read_scale = MAX(c->read_scale, c->calm_read_scale);
+	}
 	if (c->pull_hold)
 		c->pull_hold--;
 
@@ -257,6 +270,15 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	}
 	if (c->infeasible && d->state == CTL_TRACKING)
 		d->state = CTL_INFEASIBLE;
+	if (calm_again || c->host.disturbed) {
+		char r[sizeof(d->reason)];
+
+		snprintf(r, sizeof(r), "%s", d->reason);
+		if (calm_again)
+			ctl_say(d, "%s (host steal back to its usual: the misses during it are dropped)", r);
+		else
+			ctl_say(d, "%s (host steal %.0f%%, over its usual)", r, 100 * s->host_steal);
+	}
 }
 
 /* No feedback from a plant we do not drive: the law decides on a copy;
@@ -270,6 +292,7 @@ static void decide_on_copy(struct controller *c, const struct ctl_sample *s,
 	decide(&copy, s, cur, d);
 	c->metric = copy.metric;
 	c->regime = copy.regime;
+	c->host = copy.host;
 	(void)ctl_settle_write(cur, &d->targets);
 	d->write = false;
 }

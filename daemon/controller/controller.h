@@ -11,6 +11,7 @@
  *   struct ctl_regime        ctl-regime.c        workload signature, the writes' free-running figures
  *   struct ctl_levels        ctl-levels.c        what each write-target level did to reads
  *   struct ctl_interference  ctl-interference.c  whether throttling writes helps reads (O-8)
+ *   struct ctl_host          ctl-host.c          whether the host disturbed the interval (steal)
  *   the rest of struct controller   controller.c the law: open or protecting;
  *                                    ctl-protect.c the level in force while protecting
  * and ctl-targets.c computes the targets themselves (pure functions).
@@ -68,6 +69,9 @@ struct ctl_levels {
 	 * free-running rate (the target sits in their latency noise),
 	 * weighted CTL_DRIFT_WEIGHT and halved with the counts above. */
 	uint8_t drifted[CTL_LEVELS + 1];
+	/* Of the misses and drift marks, those of intervals the host
+	 * disturbed: dropped once it has passed (ctl_levels_forgive_disturbed()). */
+	uint8_t missed_disturbed[CTL_LEVELS + 1], drifted_disturbed[CTL_LEVELS + 1];
 	float rate[CTL_LEVELS + 1];	/* the most write IOPS seen meeting the goal there */
 	float rate_p99_ns[CTL_LEVELS + 1];	/* the writes' P99 total latency at that rate */
 	unsigned age;
@@ -82,12 +86,22 @@ struct ctl_interference {
 	double hold_metric;		/* the metric when O-8 was concluded */
 };
 
+/* The hypervisor's steal, against what is usual on this host. */
+struct ctl_host {
+	bool known;			/* steal_usual learned from at least one interval */
+	double steal_usual;		/* moving average, CTL_STEAL_USUAL_HALF_LIFE */
+	bool disturbed;			/* the last interval was */
+	unsigned calm;			/* undisturbed intervals since the last disturbed one */
+	bool passing;			/* a disturbance was seen and has not passed yet */
+};
+
 struct controller {
 	struct goal goal;
 	struct ctl_metric metric;
 	struct ctl_regime regime;
 	struct ctl_levels levels;
 	struct ctl_interference o8;
+	struct ctl_host host;
 	/* The law (controller.c, ctl-protect.c). */
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */
@@ -97,6 +111,7 @@ struct controller {
 	uint64_t pull_ns;		/* pulling the writes up: the write target meanwhile (0: not) */
 	unsigned pull_left;		/* intervals the pull-up may still take */
 	double read_scale;		/* read target: the goal's read P90 x this */
+	double calm_read_scale;		/* the read scale before the host's last disturbance */
 	int lower_step;			/* levels per slack step */
 	unsigned slack_streak;		/* settled intervals of slack in a row */
 	unsigned miss_streak;		/* settled intervals missing in a row */

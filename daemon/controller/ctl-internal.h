@@ -140,8 +140,12 @@ double ctl_levels_rate_p99(const struct ctl_levels *l, int level);
 void ctl_levels_forget_rate(struct ctl_levels *l, int level);
 /* An interval at `level` missed it; weight 2 for a far miss, which
  * keeps the level out of use for two half-lives. False (not counted)
- * while a level with less throttling meets the goal. */
-bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight);
+ * while a level with less throttling meets the goal. disturbed: the host
+ * disturbed the interval, and the miss lasts only as long as that does. */
+bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight, bool disturbed);
+/* A host disturbance has passed: drop the misses and drift marks of the
+ * intervals it disturbed. */
+void ctl_levels_forgive_disturbed(struct ctl_levels *l);
 /* Met there in at least CTL_RARE_MISS_RATIO of its seconds per miss,
  * with CTL_RARE_MISS_MET_MIN met at least: a level that meets the goal in
  * 95% of them. */
@@ -155,8 +159,8 @@ bool ctl_levels_bad(const struct ctl_levels *l, int level);
  * than `level`, the open point included. */
 void ctl_levels_forgive_below(struct ctl_levels *l, int level);
 /* Kyber grew the writes at `level` while they ran at their free-running
- * rate: the level cannot hold them. */
-void ctl_levels_drifted(struct ctl_levels *l, int level);
+ * rate: the level cannot hold them (disturbed: as ctl_levels_missed()). */
+void ctl_levels_drifted(struct ctl_levels *l, int level, bool disturbed);
 /* Bad, or the writes drifted there lately: never stepped down onto. */
 bool ctl_levels_unusable(const struct ctl_levels *l, int level);
 /* The lowest level above `level` (at most `max`) that met the goal and is
@@ -165,6 +169,12 @@ int ctl_levels_good_above(const struct ctl_levels *l, int level, int max);
 /* The lowest level below `level` (at least `min`) that met the goal, with
  * no unusable level between; -1 if none. */
 int ctl_levels_good_below(const struct ctl_levels *l, int level, int min);
+
+/* ctl-host.c: whether the host's hypervisor disturbed an interval. */
+void ctl_host_forget(struct ctl_host *h);
+/* Once per interval with its steal (0..1): sets h->disturbed; true when a
+ * disturbance has just passed (CTL_HOST_CALM_INTERVALS calm ones after it). */
+bool ctl_host_update(struct ctl_host *h, double steal);
 
 /* ctl-interference.c: does throttling writes help reads (O-8)? */
 void ctl_interference_forget(struct ctl_interference *o);

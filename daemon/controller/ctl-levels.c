@@ -7,7 +7,8 @@
  * with a fixed queue depth a write rate (Little's law): one level per
  * bucket, about x1.26. Each level keeps counts of the settled intervals
  * it met and missed the goal in; the counts fade, so a level found bad
- * while something else disturbed the device is tried again.
+ * while something else disturbed the device is tried again, and what the
+ * intervals the host disturbed (ctl-host.c) said goes once it has passed.
  */
 #include <math.h>
 #include <string.h>
@@ -38,10 +39,11 @@ void ctl_levels_forget(struct ctl_levels *l)
 
 void ctl_levels_forget_but_open_misses(struct ctl_levels *l)
 {
-	uint8_t missed = l->missed[CTL_LEVELS];
+	uint8_t missed = l->missed[CTL_LEVELS], disturbed = l->missed_disturbed[CTL_LEVELS];
 
 	ctl_levels_forget(l);
 	l->missed[CTL_LEVELS] = missed;
+	l->missed_disturbed[CTL_LEVELS] = disturbed;
 }
 
 /* Where a level's counts live: open has the slot after the ladder. */
@@ -59,7 +61,9 @@ void ctl_levels_tick(struct ctl_levels *l)
 	for (unsigned i = 0; i <= CTL_LEVELS; i++) {
 		l->met[i] /= 2;
 		l->missed[i] /= 2;
+		l->missed_disturbed[i] /= 2;
 		l->drifted[i] /= 2;
+		l->drifted_disturbed[i] /= 2;
 		if (!l->met[i])
 			l->rate[i] = 0;
 	}
@@ -138,16 +142,29 @@ bool ctl_levels_bad(const struct ctl_levels *l, int level)
 void ctl_levels_forgive_below(struct ctl_levels *l, int level)
 {
 	for (int i = 0; i < MIN(level, CTL_LEVELS); i++)
-		l->missed[i] = l->drifted[i] = 0;
-	l->missed[CTL_LEVELS] = l->drifted[CTL_LEVELS] = 0;
+		l->missed[i] = l->missed_disturbed[i] = l->drifted[i] = l->drifted_disturbed[i] = 0;
+	l->missed[CTL_LEVELS] = l->missed_disturbed[CTL_LEVELS] = 0;
+	l->drifted[CTL_LEVELS] = l->drifted_disturbed[CTL_LEVELS] = 0;
 }
 
-void ctl_levels_drifted(struct ctl_levels *l, int level)
+void ctl_levels_forgive_disturbed(struct ctl_levels *l)
+{
+	for (unsigned i = 0; i <= CTL_LEVELS; i++) {
+		l->missed[i] -= MIN(l->missed[i], l->missed_disturbed[i]);
+		l->drifted[i] -= MIN(l->drifted[i], l->drifted_disturbed[i]);
+		l->missed_disturbed[i] = l->drifted_disturbed[i] = 0;
+	}
+}
+
+void ctl_levels_drifted(struct ctl_levels *l, int level, bool disturbed)
 {
 	int i = slot(level);
 
-	if (i >= 0)
-		add(&l->drifted[i], CTL_DRIFT_WEIGHT);
+	if (i < 0)
+		return;
+	add(&l->drifted[i], CTL_DRIFT_WEIGHT);
+	if (disturbed)
+		add(&l->drifted_disturbed[i], CTL_DRIFT_WEIGHT);
 }
 
 bool ctl_levels_unusable(const struct ctl_levels *l, int level)
@@ -170,7 +187,7 @@ static bool good(const struct ctl_levels *l, int level)
  * device got slower for a while (a host stall, a GC pause), not that the
  * level is bad, and is not held against it.
  */
-bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight)
+bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight, bool disturbed)
 {
 	int i = slot(level);
 
@@ -180,6 +197,8 @@ bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight)
 		if (good(l, below))
 			return false;
 	add(&l->missed[i], weight);
+	if (disturbed)
+		add(&l->missed_disturbed[i], weight);
 	return true;
 }
 

@@ -65,7 +65,7 @@ void ctl_engage(struct controller *c, const struct ctl_sample *s, uint64_t metri
 {
 	int open = ctl_open_level(c, s);
 
-	ctl_levels_missed(&c->levels, CTL_LEVEL_OPEN, miss_weight(c, metric));
+	ctl_levels_missed(&c->levels, CTL_LEVEL_OPEN, miss_weight(c, metric), c->host.disturbed);
 	c->protecting = true;
 	c->read_scale = 1.0;
 	c->lower_step = 1;
@@ -87,7 +87,7 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 		c->miss_streak++;
 	/* Right after a step down, the miss is that step's doing. */
 	if (settled || c->last_move < 0)
-		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric));
+		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric), c->host.disturbed);
 	if (settled && metric < CTL_CLEAR_MISS * c->goal.read_ns && ctl_levels_rare_miss(&c->levels, c->level)) {
 		/* The goal must hold in 95% of the seconds, not in all: a level
 		 * with that record keeps it through a rare, near miss. */
@@ -348,7 +348,7 @@ static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_v
 	if (c->since_write < 2 || !c->prev_write_depth || s->write.kyber_depth <= c->prev_write_depth ||
 	    c->prev_write_iops < CTL_FULL_RATE * c->regime.w_free_iops)
 		return false;
-	ctl_levels_drifted(&c->levels, c->level);
+	ctl_levels_drifted(&c->levels, c->level, c->host.disturbed);
 	if (v == V_MISS || c->level >= ctl_max_level(c, s))
 		return false;
 	ctl_set_level(c, MIN(drift_level(c, s), ctl_max_level(c, s)), +1, d);

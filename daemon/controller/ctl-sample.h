@@ -30,6 +30,9 @@ struct ctl_sample {
 	/* Read total-latency histogram of the interval (KT_HIST_BUCKETS
 	 * buckets), for the goal's percentile. */
 	const __u64 *read_total_hist;
+	/* Share of the host's CPU time the hypervisor took (steal), 0..1; 0
+	 * on bare metal or where it is not known. */
+	double host_steal;
 };
 
 struct kt_interval;

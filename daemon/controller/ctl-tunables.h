@@ -141,6 +141,28 @@
 #define CTL_RARE_MISS_RATIO 19
 #define CTL_RARE_MISS_MET_MIN 10
 
+/* ---- The host: intervals its hypervisor disturbed (ctl-host.c) */
+
+/* Steal over this share of the CPUs' time marks an interval disturbed:
+ * the tests' and benchmarks' host monitor (tests/lib/hoststeal.py) draws
+ * the line there too. Quiet periods on these VMs stay under 1%; a
+ * disturbance runs at 5-55% (testbed.md), and it slows every request's
+ * host path at any write depth, so a miss then says little about the
+ * level. */
+#define CTL_STEAL_DISTURBED 0.05
+/* ... and at this many times the host's usual steal: where the VM's own
+ * disk I/O shows as steal (a loop device over its root file system), a
+ * steady share is the device's normal, not a disturbance. */
+#define CTL_STEAL_OVER_USUAL 2.0
+/* Intervals over which the usual steal is learned (the half-life of its
+ * moving average): as long as a level's evidence lasts, so that a
+ * disturbance of 10-30 s does not become the usual. */
+#define CTL_STEAL_USUAL_HALF_LIFE 60
+/* Undisturbed intervals after which a disturbance has passed and the
+ * misses it caused are dropped: one calm second may be a gap in it
+ * (steal comes in bursts). */
+#define CTL_HOST_CALM_INTERVALS 2
+
 /* ---- Targets */
 
 /* Open point: read target x the read device P99 (at least Kyber's

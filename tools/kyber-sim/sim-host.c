@@ -42,3 +42,21 @@ uint64_t sim_host_defer(const struct sim *s, uint64_t t)
 		t = start + len;
 	}
 }
+
+double sim_host_steal(const struct sim *s, uint64_t from, uint64_t to)
+{
+	uint64_t stalled = 0;
+
+	if (s->disturb != SIM_DISTURB_HOST_STALLS || to <= from)
+		return 0;
+	for (uint64_t k = from / STALL_PERIOD_NS; k * STALL_PERIOD_NS < to; k++) {
+		uint64_t start, len, a, b;
+
+		stall_of(s->p.seed, k, &start, &len);
+		a = start > from ? start : from;
+		b = start + len < to ? start + len : to;
+		if (b > a)
+			stalled += b - a;
+	}
+	return (double)stalled / (double)(to - from);
+}

@@ -106,6 +106,9 @@ int sim_event_push(struct sim *s, uint64_t time, uint32_t kind, uint32_t arg);
 /* When an event due at @t happens: the end of the host stall @t falls in
  * (HOST_STALLS), else @t. */
 uint64_t sim_host_defer(const struct sim *s, uint64_t t);
+/* The share of [from, to) the host spent stalled (the steal a VM's
+ * /proc/stat shows for it), 0..1. */
+double sim_host_steal(const struct sim *s, uint64_t from, uint64_t to);
 
 /* The per-request host path, inline. */
 #include "sim-host.h"
