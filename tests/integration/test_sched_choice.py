@@ -18,6 +18,11 @@ from tests.lib.daemon import json_lines
 # with room for this host's noise (one-second P99s vary by 2x here).
 EASY_GOAL_FACTOR = 4
 TUNED_S = 20
+# The policy's evidence for leaving the original scheduler
+# (daemon/controller/ctl-tunables.h): the goal missed there in this many
+# intervals in a row, or once by this factor.
+SCHED_MISSES_TO_KYBER = 2
+SCHED_FAR_MISS = 3.0
 
 
 def run_tuned(daemon_factory, dev, goal, jobs, runtime_s=TUNED_S):
@@ -34,16 +39,36 @@ def run_tuned(daemon_factory, dev, goal, jobs, runtime_s=TUNED_S):
     return lines, d.stderr()
 
 
+def left_none_on_evidence(lines, goal_ns):
+    """Where the daemon left none: whether the goal was missed there as
+    the policy requires. The interval it switched in was measured on none
+    (its line already shows Kyber), and so were the ones before it."""
+    first = next((i for i, l in enumerate(lines) if l["scheduler"] != "none"), None)
+    if first is None:
+        return True
+    misses = [l["tuner"] for l in lines[max(0, first - SCHED_MISSES_TO_KYBER + 1):first + 1]]
+    print(f"left none at interval {first + 1}: read P99 "
+          f"{[t['metric_ns'] and round(t['metric_ns'] / 1e3) for t in misses]} us, goal {goal_ns / 1e3:.0f} us")
+    last = misses[-1]
+    far = last["goal_met"] is False and last["metric_ns"] >= SCHED_FAR_MISS * goal_ns
+    return far or (len(misses) == SCHED_MISSES_TO_KYBER and all(t["goal_met"] is False for t in misses))
+
+
 def test_stays_where_none_meets_the_goal(daemon_factory, device_factory):
     """R1+W256 on a loop over /dev/shm, goal four times none's read P99:
-    never Kyber."""
+    the device stays on none while none meets the goal. This CPU-bound
+    device's one-second read P99 can still pass four times its 5-second
+    P99 (5.2x in a CI run, with no host steal); where it does so in two
+    intervals in a row, the policy leaves none, and the test checks that
+    it did so on that evidence and not before."""
     dev = device_factory("shm")
     with fio.io_lock():
         none_p99 = fio.run(dev.path, fio.pair(), runtime_s=5, ramp_s=1)["r"].read_clat_ns[99.0]
         goal_us = max(1, round(EASY_GOAL_FACTOR * none_p99 / 1e3))
         lines, err = run_tuned(daemon_factory, dev, f"read-p99={goal_us}us", fio.pair())
-    assert all(l["scheduler"] == "none" for l in lines), err
-    assert "-> kyber" not in err, err
+    assert left_none_on_evidence(lines, goal_us * 1000), err
+    if all(l["scheduler"] == "none" for l in lines):
+        assert "-> kyber" not in err, err
     assert dev.scheduler() == "none"
 
 
