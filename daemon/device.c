@@ -73,7 +73,7 @@ static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
 
 	/* The first Kyber window after a change mixes old and new buckets:
 	 * start the next interval here. */
-	if (measure_restart(&d->ms, d->env.observer) < 0)
+	if (measure_restart(&d->ms, d->env.observer, d->env.host) < 0)
 		log_dev_warning(d->dev.name, "failed to read counters after a change");
 	d->settle = sd_event_source_disable_unref(d->settle);
 	return 0;
@@ -181,7 +181,7 @@ static struct measure_where where_of(const struct device *d)
 {
 	return (struct measure_where){
 		.sysroot = d->env.o->sysroot, .debugfs = d->env.o->debugfs, .name = d->dev.name,
-		.scheduler = d->scheduler[0] ? d->scheduler : NULL,
+		.scheduler = d->scheduler[0] ? d->scheduler : NULL, .host = d->env.host,
 	};
 }
 

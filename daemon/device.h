@@ -18,6 +18,7 @@
 #include "controller.h"
 #include "daemon-options.h"
 #include "goal.h"
+#include "host-cpu.h"
 #include "kyber-sysfs.h"
 
 struct cgroup_hierarchy;
@@ -30,6 +31,7 @@ struct state;
 struct device_env {
 	const struct manager_options *o;
 	struct observer *observer;		/* shared by every device */
+	const struct host_cpu_time *host;	/* the host's CPU time at the last tick, read once for all */
 	const struct profiles *profiles;	/* per-model starting points; NULL: none */
 	const struct cgroup_hierarchy *cgroups;	/* the io controller's; NULL: none (no weights) */
 	sd_event *event;

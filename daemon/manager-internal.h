@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cgroup-io.h"
+#include "host-cpu.h"
 #include "manager.h"
 #include "profile.h"
 #include "state.h"
@@ -14,6 +15,7 @@ struct manager {
 	sd_event *event;
 	sd_event_source *tick;		/* off while no device is tuned */
 	struct observer *observer;
+	struct host_cpu_time host;	/* the host's CPU time at the last tick (or device start) */
 	struct cost_probe *cost;	/* NULL: scheduler costs not measured */
 	struct profiles profiles;	/* per-model starting points, read at start */
 	unsigned ticks_since_cost;	/* ticks since the last sampling window */

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "log.h"
 #include "manager-internal.h"
+#include "measure.h"
 #include "metrics-writer.h"
 #include "profile-dirs.h"
 #include "state.h"
@@ -75,6 +76,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	 * both cover the same time. */
 	bool sampled = manager_cost_window_stop(m, &w);
 
+	measure_read_host(&m->host);
 	for (size_t i = 0; i < m->n_devs;) {
 		struct device *d = m->devs[i];
 
@@ -486,8 +488,10 @@ int manager_start_device(struct manager *m, const struct blockdev *bd, const str
 	if (!devs)
 		return error_setf(error, -ENOMEM, "Out of memory");
 	m->devs = devs;
+	/* The tick may have been off: the device's first interval starts now. */
+	measure_read_host(&m->host);
 	r = device_new(&(const struct device_env) {
-			       .o = &m->o, .observer = m->observer, .profiles = &m->profiles,
+			       .o = &m->o, .observer = m->observer, .host = &m->host, .profiles = &m->profiles,
 			       .cgroups = m->have_cgroups ? &m->cgroups : NULL, .event = m->event,
 			       .recorder = m->recorder, .cb = &m->cb,
 			       .state = &m->state, .originals = &m->originals,

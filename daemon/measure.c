@@ -38,8 +38,7 @@ static bool needs_tracking(const struct measure_where *w)
 /* /proc/stat is a few hundred bytes per CPU. */
 #define PROC_STAT_MAX (1024 * 1024)
 
-/* The host's CPU time now; zero (no steal seen) when it cannot be read. */
-static void read_host_cpu(struct host_cpu_time *out)
+void measure_read_host(struct host_cpu_time *out)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
@@ -53,13 +52,15 @@ static void read_host_cpu(struct host_cpu_time *out)
 		log_debug_errno(r, "Failed to read the host's CPU time from /proc/stat: %m");
 }
 
-/* The device's counters and the host's CPU time, as of now. */
-static int snapshot(struct measure *ms, struct observer *o, struct kt_snapshot *dst)
+/* The device's counters as of now, with the host's CPU time of this
+ * interval (host: NULL, not known). */
+static int snapshot(struct measure *ms, struct observer *o, const struct host_cpu_time *host,
+		    struct kt_snapshot *dst)
 {
 	int r = observer_snapshot(o, ms->slot, dst);
 
 	if (r >= 0)
-		read_host_cpu(&dst->host);
+		dst->host = host ? *host : (struct host_cpu_time){};
 	return r;
 }
 
@@ -81,7 +82,7 @@ int measure_start(struct measure *ms, struct observer *o, uint32_t kdev, const s
 	r = observer_set_tracked(o, ms->slot, needs_tracking(w));
 	if (r < 0)
 		return r;
-	return snapshot(ms, o, ms->base);
+	return snapshot(ms, o, w->host, ms->base);
 }
 
 void measure_stop(struct measure *ms, struct observer *o)
@@ -104,9 +105,9 @@ static void advance(struct measure *ms)
 	ms->cur = t;
 }
 
-int measure_restart(struct measure *ms, struct observer *o)
+int measure_restart(struct measure *ms, struct observer *o, const struct host_cpu_time *host)
 {
-	int r = snapshot(ms, o, ms->cur);
+	int r = snapshot(ms, o, host, ms->cur);
 
 	if (r < 0)
 		return r;
@@ -170,7 +171,7 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 	if (r < 0)
 		log_warning_errno(r, "%s: Failed to set how its requests are timed: %m", w->name);
 
-	r = snapshot(ms, o, ms->cur);
+	r = snapshot(ms, o, w->host, ms->cur);
 	if (r < 0)
 		return r;
 	r = interval_compute(ms->base, ms->cur, ms->iv);

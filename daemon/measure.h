@@ -38,13 +38,18 @@ void measure_stop(struct measure *ms, struct observer *o);
 /* The next interval starts now (the first Kyber window after a change
  * mixes old and new buckets); what completed since the last one still
  * goes into the totals. */
-int measure_restart(struct measure *ms, struct observer *o);
+int measure_restart(struct measure *ms, struct observer *o, const struct host_cpu_time *host);
+
+/* The host's CPU time now (/proc/stat); zero, no steal seen, when it cannot
+ * be read. The host's, not a device's: read once per interval for all. */
+void measure_read_host(struct host_cpu_time *out);
 
 struct measure_where {
 	const char *sysroot, *debugfs;	/* "/sys", "/sys/kernel/debug" normally */
 	const char *name;		/* the disk */
 	const char *scheduler;		/* its scheduler now (Kyber: read its depths); NULL: unknown */
 	bool track_requests;		/* track insert/issue even where the kernel stamps */
+	const struct host_cpu_time *host;	/* as of this interval (measure_read_host()); NULL: not known */
 };
 
 /* The interval since the previous call, in ms->iv; -errno when the

@@ -28,6 +28,7 @@ struct observe_ctx {
 	size_t n_devs;
 	uint64_t intervals;
 	sd_event *event;
+	struct host_cpu_time host;	/* the host's CPU time at the last tick */
 };
 
 /* Events the kernel skipped because the same program was already running
@@ -49,7 +50,7 @@ static void report_device(struct observe_ctx *c, struct observed *d)
 	struct report_device rd = { .name = d->dev.name, .iv = d->ms.iv };
 	struct measure_where w = {
 		.sysroot = c->opts->sysroot, .debugfs = c->opts->debugfs, .name = d->dev.name,
-		.track_requests = c->opts->track_requests,
+		.track_requests = c->opts->track_requests, .host = &c->host,
 	};
 	struct sched_info si;
 	int r;
@@ -79,6 +80,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	struct observe_ctx *c = userdata;
 	int r;
 
+	measure_read_host(&c->host);
 	for (size_t i = 0; i < c->n_devs; i++)
 		report_device(c, &c->devs[i]);
 	fflush(stdout);
@@ -131,11 +133,13 @@ int observe_run(const struct observe_options *opts)
 		goto out;
 	log_debug("BPF observer attached via %s%s", observer_attach_to_string(observer_attach_mode(c.observer)),
 		  observer_has_kyber_view(c.observer) ? "" : " (no Kyber tracepoints)");
+	measure_read_host(&c.host);
 	for (size_t i = 0; i < c.n_devs; i++) {
 		struct observed *d = &c.devs[i];
 
 		struct measure_where w = {
 			.sysroot = opts->sysroot, .name = d->dev.name, .track_requests = opts->track_requests,
+			.host = &c.host,
 		};
 		struct sched_info si;
 
