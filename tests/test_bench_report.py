@@ -218,9 +218,27 @@ def device_result(tuned_w, tuned_p99_us, best=True, log=None):
     if best:
         runs = {"none": runs["none"], generalize.BEST: [run_(320, 20000)] * 3,
                 generalize.TUNED: runs[generalize.TUNED]}
+    chosen = (50_000, 100_000_000)
+    tried = {(50_000, 20_000): [run_(760, 80000)] * 3, chosen: [run_(310, 20000)] * 3}
     return {"none_p99": 1_400_000, "goal_ns": 700_000, "goal": "read-p99=700us", "grid": grid,
-            "best": generalize.baselines.best_static(grid, 700_000) if best else None,
-            "runs": runs, "log": log or benchlib.Rounds(), "wall": 300}
+            "best": (chosen, grid[chosen]) if best else None, "tried": tried if best else {},
+            "confirmed": best, "runs": runs, "log": log or benchlib.Rounds(), "wall": 300}
+
+
+def test_generalize_confirms_the_grid_points_meeting_the_goal():
+    grid = {(1, 1): run_(300, 20000), (2, 2): run_(1400, 90000), (3, 3): run_(600, 80000),
+            (4, 4): run_(700, 60000)}
+    assert generalize.confirm_candidates(grid, 700_000) == [(3, 3), (4, 4), (1, 1)]
+    assert generalize.confirm_candidates(grid, 200_000) == []
+    over, under = [run_(760, 1), run_(650, 1), run_(800, 1)], [run_(690, 1), run_(900, 1),
+                                                              run_(500, 1)]
+    # The first that meets the goal on its median, in the order tried.
+    assert generalize.confirmed_best({(3, 3): over, (4, 4): under}, 700_000) == ((4, 4), True)
+    assert generalize.confirmed_best({(3, 3): under, (4, 4): under}, 700_000) == ((3, 3), True)
+    # None meets it: the closest, not confirmed.
+    far = [run_(900, 1)] * 3
+    assert generalize.confirmed_best({(3, 3): far, (4, 4): over}, 700_000) == ((4, 4), False)
+    assert generalize.confirmed_best({}, 700_000) == (None, False)
 
 
 def test_generalize_verdicts():
@@ -230,6 +248,10 @@ def test_generalize_verdicts():
     assert not ok_w and not ok_p and "over by 100 µs" in text_p
     (ok_w, text_w), _ = generalize.judge(device_result(90000, 650, best=False))
     assert not ok_w and "no grid point met the goal" in text_w and "900 µs" in text_w
+    res = device_result(18000, 650)
+    res["confirmed"] = False
+    (_, text_w), _ = generalize.judge(res)
+    assert "none of the 2 grid points that met the goal in the grid met it" in text_w
 
 
 def test_generalize_render(monkeypatch):
@@ -238,7 +260,7 @@ def test_generalize_render(monkeypatch):
     smoke = generalize.parse_args(["--smoke"])
     assert smoke.no_write and smoke.runtime < args.runtime
     r, _ = quiet_rounds()
-    for label in ("goal", "rounds", "grid"):
+    for label in ("goal", "rounds", "grid", "confirm"):
         r.run(lambda: run_(1000, 1000, steal=1.0), label, 1, "none")
     monkeypatch.setattr(generalize, "DEVICES", (("d", "device d", None), ("e", "device e", None)))
     body = generalize.render(args, {"d": device_result(18000, 650, log=r),
@@ -249,8 +271,14 @@ def test_generalize_render(monkeypatch):
     assert ("| device e | – | – | – | – | – | **MISSED** (device unavailable: no FUSE) |"
             in body)
     assert body.count("- **MISSED**") == 2  # device e's two targets
-    assert "The goal's runs and every run of every round, rejected ones included: 2 tries" in body
+    assert ("The goal's runs, the confirmation runs and every run of every round, rejected "
+            "ones included: 3 tries" in body)
     assert "| goal | 1 | none | 1 | 1% |" in body and "| grid |" not in body
+    assert "| confirm | 1 | none | 1 | 1% |" in body
+    assert "grid 300 µs / 20,000 write IOPS; confirmed)" in body
+    assert "| kyber 50 µs/20 µs | 3 | 760 µs (760 µs–760 µs) |" in body
+    assert "- kyber 50 µs/20 µs: median read P99 760 µs, over the goal" in body
+    assert "- kyber 50 µs/100 ms: median read P99 310 µs, meets the goal" in body
     assert "Every try of the grid, rejected ones included" in body
     assert "final targets per round: 400 µs/80 ms" in body
 
