@@ -89,9 +89,9 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-controller test-ctl-sched \
-	test-conf test-state test-tunectl-format test-uevent test-metrics test-ksym-ranges test-profile \
-	test-share test-cgroup-parse test-tunectl-weights test-host-cpu
+	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-ctl-disturb \
+	test-controller test-ctl-sched test-conf test-state test-tunectl-format test-uevent test-metrics \
+	test-ksym-ranges test-profile test-share test-cgroup-parse test-tunectl-weights test-host-cpu
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bpf/*.h)
@@ -220,9 +220,12 @@ $(BUILD)/tests/test-conf: TEST_LIBS := -linih -lsystemd
 TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
 	shared/parse-util.c $(SIM_SRCS)
 # The law's rules on hand-made samples: the controller alone, no plant.
-$(BUILD)/tests/test-ctl-law: tests/unit/test-ctl-law.c $(CTL_SRCS) shared/goal.c shared/error.c \
-	shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-ctl-law: tests/unit/test-ctl-law.c tests/unit/law-samples.h $(CTL_SRCS) \
+	shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-ctl-law: TEST_LIBS := -lsystemd
+$(BUILD)/tests/test-ctl-disturb: tests/unit/test-ctl-disturb.c tests/unit/law-samples.h \
+	$(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-ctl-disturb: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \
 	tests/unit/tuner-loop.h $(SIM_HDRS)
 $(BUILD)/tests/test-controller: TEST_LIBS := -lsystemd

@@ -50,7 +50,7 @@ void controller_relearn(struct controller *c)
 	ctl_regime_forget(&c->regime);
 	ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
-	c->protecting = c->infeasible = c->floor_bound = c->decided = false;
+	c->protecting = c->infeasible = c->device_slow = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
 	c->read_scale = c->calm_read_scale = 1.0;
 	c->lower_step = 1;
@@ -153,7 +153,7 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 	ctl_interference_forget(&c->o8);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
-	c->infeasible = false;
+	c->infeasible = c->device_slow = false;
 	c->floor_cap = -1;
 	/* Writes that stop, start or change keep the throttle in force: the
 	 * law moves on from it (a miss cuts, slack relaxes), reads unhurt
@@ -170,6 +170,50 @@ static bool at_risk(const struct controller *c, uint64_t metric)
 	return v == V_MISS || v == V_RISK;
 }
 
+/*
+ * A verdict of infeasible stands until reads are clearly within the goal
+ * (clearly_ok): at its edge it would flap with every second's noise. If it
+ * came with the writes at depth 1, the device was slow (a GC storm), and
+ * what the misses since reads last met the goal taught goes now: the
+ * levels' misses (ctl_levels_recent_disturbed()) and the free-running P99
+ * of the slow device. True when that happened. Misses of a streak that
+ * ends with reads meeting the goal (met) stand.
+ */
+static bool judge_infeasible(struct controller *c, bool clearly_ok, bool met)
+{
+	bool fast_again = clearly_ok && c->device_slow;
+
+	if (clearly_ok)
+		c->infeasible = false;
+	if (fast_again) {
+		ctl_levels_forgive_disturbed(&c->levels);
+		ctl_regime_device_fast_again(&c->regime);
+		c->device_slow = false;
+	} else if (met && !c->device_slow) {
+		ctl_levels_recent_stand(&c->levels);
+	}
+	return fast_again;
+}
+
+/* The reason says when a disturbance (the host's, the device's) marked the
+ * interval or passed. */
+static void say_disturbance(const struct controller *c, const struct ctl_sample *s, bool calm_again,
+			    bool fast_again, struct ctl_decision *d)
+{
+	char r[sizeof(d->reason)];
+
+	if (!calm_again && !c->host.disturbed && !fast_again)
+		return;
+	snprintf(r, sizeof(r), "%s", d->reason);
+	if (fast_again)
+		ctl_say(d, "%s (reads meet the goal again after missing it behind the most throttling: "
+			"the misses during that are dropped)", r);
+	else if (calm_again)
+		ctl_say(d, "%s (host steal back to its usual: the misses during it are dropped)", r);
+	else
+		ctl_say(d, "%s (host steal %.0f%%, over its usual)", r, 100 * s->host_steal);
+}
+
 static void decide(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		   struct ctl_decision *d)
 {
@@ -177,7 +221,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	char shift[96] = "", m[DURATION_BUF_MAX];
 	enum ctl_shift kind;
 	uint64_t metric = 0;
-	bool calm_again;
+	bool calm_again, fast_again = false;
 
 	memset(d, 0, sizeof(*d));
 	d->targets = *cur;
@@ -206,10 +250,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->goal_met = metric <= g->read_ns;
 		ctl_metric_learn_noise(&c->metric, metric, c->since_write >= 2 &&
 				       s->write.kyber_depth == c->prev_write_depth);
-		/* A verdict of infeasible stands until reads are clearly within
-		 * the goal: at its edge it would flap with every second's noise. */
-		if (ctl_metric_judge(g, &c->metric, metric) >= V_OK)
-			c->infeasible = false;
+		fast_again = judge_infeasible(c, ctl_metric_judge(g, &c->metric, metric) >= V_OK, d->goal_met);
 	}
 	format_duration(m, sizeof(m), metric);
 	ctl_regime_learn_writes(&c->regime, s, !c->protecting ||
@@ -270,15 +311,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	}
 	if (c->infeasible && d->state == CTL_TRACKING)
 		d->state = CTL_INFEASIBLE;
-	if (calm_again || c->host.disturbed) {
-		char r[sizeof(d->reason)];
-
-		snprintf(r, sizeof(r), "%s", d->reason);
-		if (calm_again)
-			ctl_say(d, "%s (host steal back to its usual: the misses during it are dropped)", r);
-		else
-			ctl_say(d, "%s (host steal %.0f%%, over its usual)", r, 100 * s->host_steal);
-	}
+	say_disturbance(c, s, calm_again, fast_again, d);
 }
 
 /* No feedback from a plant we do not drive: the law decides on a copy;

@@ -59,6 +59,9 @@ struct ctl_regime {
 	/* The writes running free (unthrottled): P99 total latency and rate;
 	 * 0: not seen yet. Levels are set against w_free_ns. */
 	double w_free_ns, w_free_iops;
+	/* w_free_ns learned only from writes at CTL_USUAL_FREE_RATE or more:
+	 * the device as it usually is, without a GC storm's P99. */
+	double w_free_ns_usual;
 };
 
 struct ctl_levels {
@@ -72,6 +75,10 @@ struct ctl_levels {
 	/* Of the misses and drift marks, those of intervals the host
 	 * disturbed: dropped once it has passed (ctl_levels_forgive_disturbed()). */
 	uint8_t missed_disturbed[CTL_LEVELS + 1], drifted_disturbed[CTL_LEVELS + 1];
+	/* And those since reads last met the goal: the device's disturbance
+	 * if it turns out that even the most throttling misses
+	 * (ctl_levels_recent_disturbed()). */
+	uint8_t missed_recent[CTL_LEVELS + 1], drifted_recent[CTL_LEVELS + 1];
 	float rate[CTL_LEVELS + 1];	/* the most write IOPS seen meeting the goal there */
 	float rate_p99_ns[CTL_LEVELS + 1];	/* the writes' P99 total latency at that rate */
 	unsigned age;
@@ -121,6 +128,7 @@ struct controller {
 	double prev_write_mean_ns;	/* and their mean latency (0: unknown) */
 	unsigned infeasible_streak;	/* misses in a row with no more throttling to give */
 	bool infeasible;		/* the verdict, until reads are clearly within the goal */
+	bool device_slow;		/* infeasible with the writes at depth 1: the device was slow */
 	int floor_cap;			/* highest level write-iops-min allows here (-1: none found) */
 	bool floor_bound;		/* write-iops-min held writes back while the goal was missed */
 	bool decided;			/* a decision was made since (re)learning */

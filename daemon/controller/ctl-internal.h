@@ -117,6 +117,9 @@ enum ctl_shift ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample 
 /* Learn the writes' free-running P99 and rate (free_running: the writes
  * were not throttled in this interval). */
 void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, bool free_running);
+/* The device was slow and is fast again: the free-running P99 goes back
+ * to the usual one (w_free_ns_usual) if that is lower. */
+void ctl_regime_device_fast_again(struct ctl_regime *r);
 
 /* ctl-levels.c: the ladder of write targets and what each did to reads;
  * the open point keeps its counts as level CTL_LEVEL_OPEN. */
@@ -143,9 +146,16 @@ void ctl_levels_forget_rate(struct ctl_levels *l, int level);
  * while a level with less throttling meets the goal. disturbed: the host
  * disturbed the interval, and the miss lasts only as long as that does. */
 bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight, bool disturbed);
-/* A host disturbance has passed: drop the misses and drift marks of the
+/* A disturbance has passed (the host's, or the device's: see
+ * ctl_levels_recent_disturbed()): drop the misses and drift marks of the
  * intervals it disturbed. */
 void ctl_levels_forgive_disturbed(struct ctl_levels *l);
+/* Reads met the goal: the misses and drift marks since they last did
+ * were the writes' doing and stand. */
+void ctl_levels_recent_stand(struct ctl_levels *l);
+/* Reads missed even behind the most throttling: those misses and drift
+ * marks were the device's, dropped with ctl_levels_forgive_disturbed(). */
+void ctl_levels_recent_disturbed(struct ctl_levels *l);
 /* Met there in at least CTL_RARE_MISS_RATIO of its seconds per miss,
  * with CTL_RARE_MISS_MET_MIN met at least: a level that meets the goal in
  * 95% of them. */

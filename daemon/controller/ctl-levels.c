@@ -8,7 +8,9 @@
  * bucket, about x1.26. Each level keeps counts of the settled intervals
  * it met and missed the goal in; the counts fade, so a level found bad
  * while something else disturbed the device is tried again, and what the
- * intervals the host disturbed (ctl-host.c) said goes once it has passed.
+ * intervals the host disturbed (ctl-host.c) said goes once it has passed,
+ * as does what a streak of misses said that ended with reads missing even
+ * behind a single write (the device itself was slow: a GC storm).
  */
 #include <math.h>
 #include <string.h>
@@ -62,8 +64,10 @@ void ctl_levels_tick(struct ctl_levels *l)
 		l->met[i] /= 2;
 		l->missed[i] /= 2;
 		l->missed_disturbed[i] /= 2;
+		l->missed_recent[i] /= 2;
 		l->drifted[i] /= 2;
 		l->drifted_disturbed[i] /= 2;
+		l->drifted_recent[i] /= 2;
 		if (!l->met[i])
 			l->rate[i] = 0;
 	}
@@ -139,12 +143,17 @@ bool ctl_levels_bad(const struct ctl_levels *l, int level)
 	return i >= 0 && CTL_BAD_MISS_RATIO * l->missed[i] > l->met[i];
 }
 
+static void forgive_level(struct ctl_levels *l, unsigned i)
+{
+	l->missed[i] = l->missed_disturbed[i] = l->missed_recent[i] = 0;
+	l->drifted[i] = l->drifted_disturbed[i] = l->drifted_recent[i] = 0;
+}
+
 void ctl_levels_forgive_below(struct ctl_levels *l, int level)
 {
 	for (int i = 0; i < MIN(level, CTL_LEVELS); i++)
-		l->missed[i] = l->missed_disturbed[i] = l->drifted[i] = l->drifted_disturbed[i] = 0;
-	l->missed[CTL_LEVELS] = l->missed_disturbed[CTL_LEVELS] = 0;
-	l->drifted[CTL_LEVELS] = l->drifted_disturbed[CTL_LEVELS] = 0;
+		forgive_level(l, i);
+	forgive_level(l, CTL_LEVELS);
 }
 
 void ctl_levels_forgive_disturbed(struct ctl_levels *l)
@@ -156,6 +165,21 @@ void ctl_levels_forgive_disturbed(struct ctl_levels *l)
 	}
 }
 
+void ctl_levels_recent_stand(struct ctl_levels *l)
+{
+	memset(l->missed_recent, 0, sizeof(l->missed_recent));
+	memset(l->drifted_recent, 0, sizeof(l->drifted_recent));
+}
+
+void ctl_levels_recent_disturbed(struct ctl_levels *l)
+{
+	for (unsigned i = 0; i <= CTL_LEVELS; i++) {
+		add(&l->missed_disturbed[i], l->missed_recent[i]);
+		add(&l->drifted_disturbed[i], l->drifted_recent[i]);
+	}
+	ctl_levels_recent_stand(l);
+}
+
 void ctl_levels_drifted(struct ctl_levels *l, int level, bool disturbed)
 {
 	int i = slot(level);
@@ -163,8 +187,7 @@ void ctl_levels_drifted(struct ctl_levels *l, int level, bool disturbed)
 	if (i < 0)
 		return;
 	add(&l->drifted[i], CTL_DRIFT_WEIGHT);
-	if (disturbed)
-		add(&l->drifted_disturbed[i], CTL_DRIFT_WEIGHT);
+	add(disturbed ? &l->drifted_disturbed[i] : &l->drifted_recent[i], CTL_DRIFT_WEIGHT);
 }
 
 bool ctl_levels_unusable(const struct ctl_levels *l, int level)
@@ -197,8 +220,7 @@ bool ctl_levels_missed(struct ctl_levels *l, int level, unsigned weight, bool di
 		if (good(l, below))
 			return false;
 	add(&l->missed[i], weight);
-	if (disturbed)
-		add(&l->missed_disturbed[i], weight);
+	add(disturbed ? &l->missed_disturbed[i] : &l->missed_recent[i], weight);
 	return true;
 }
 

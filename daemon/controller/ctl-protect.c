@@ -113,13 +113,21 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 	}
 	if (c->level >= max || s->write.kyber_depth == 1) {
 		c->infeasible |= ++c->infeasible_streak >= 2;
-		if (c->goal.write_iops_min && c->level >= max && s->write.kyber_depth != 1)
+		if (c->goal.write_iops_min && c->level >= max && s->write.kyber_depth != 1) {
 			ctl_say(d, "read P%g %s over goal %s with writes at write-iops-min=%llu: holding",
 				c->goal.read_pct, m, g, (unsigned long long)c->goal.write_iops_min);
-		else
-			ctl_say(d, "read P%g %s over goal %s with writes throttled as far as they go (depth %u): "
-				"the goal is out of reach, keeping the best setting", c->goal.read_pct, m, g,
-				s->write.kyber_depth);
+			return;
+		}
+		/* Reads miss behind as few writes as Kyber allows: the device
+		 * is slow (a GC storm), and what the levels did meanwhile says
+		 * nothing of them once it is fast again. */
+		if (c->infeasible) {
+			c->device_slow = true;
+			ctl_levels_recent_disturbed(&c->levels);
+		}
+		ctl_say(d, "read P%g %s over goal %s with writes throttled as far as they go (depth %u): "
+			"the goal is out of reach, keeping the best setting", c->goal.read_pct, m, g,
+			s->write.kyber_depth);
 		return;
 	}
 	c->infeasible_streak = 0;
@@ -243,7 +251,9 @@ static int lower_level(const struct controller *c, const struct ctl_sample *s, i
  * interval ago, with reads well within the goal: the device got faster (a
  * GC storm or host stalls ended). The levels with less throttling that
  * missed the goal lately did so on the slower device, and their misses
- * are forgiven so the writes can have them back. Each write must take
+ * are forgiven so the writes can have them back; so is a free-running
+ * P99 learned while it was slow (ctl_regime_device_fast_again()), which
+ * would keep the levels under it open. Each write must take
  * less time too, not only more of them complete: writes that started
  * during the last interval (a new write phase) complete more in this
  * one at the same latency, and the misses that keep throttling on for
@@ -251,11 +261,17 @@ static int lower_level(const struct controller *c, const struct ctl_sample *s, i
  */
 static void forgive(struct controller *c, const struct ctl_sample *s, bool settled)
 {
-	if (!settled || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops ||
+	/* Fewer writes in the device than an interval ago, and more done:
+	 * that is the device too, not the depth. */
+	bool fewer = c->since_write >= 1 && s->write.kyber_depth &&
+		     s->write.kyber_depth < c->prev_write_depth;
+
+	if (!(settled || fewer) || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops ||
 	    !(s->write.total_mean_ns > 0) ||
 	    s->write.total_mean_ns * CTL_FASTER_GAIN > c->prev_write_mean_ns)
 		return;
 	ctl_levels_forgive_below(&c->levels, c->level);
+	ctl_regime_device_fast_again(&c->regime);
 }
 
 static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,

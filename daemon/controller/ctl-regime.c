@@ -44,7 +44,7 @@ enum ctl_shift ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample 
 	}
 	/* The writes' free-running figures belong to the old writer. */
 	if (shift == CTL_SHIFT_WRITES)
-		r->w_free_ns = r->w_free_iops = 0;
+		r->w_free_ns = r->w_free_iops = r->w_free_ns_usual = 0;
 	r->writes = writes;
 	if (s->read.completed)
 		r->read_outstanding = s->read.outstanding;
@@ -53,8 +53,16 @@ enum ctl_shift ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample 
 	return shift;
 }
 
+/* Smoothed: one noisy second does not move every level. */
+static void learn_p99(double *ns, double p99)
+{
+	*ns = *ns > 0 ? 0.5 * *ns + 0.5 * p99 : p99;
+}
+
 void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, bool free_running)
 {
+	double p99 = (double)s->write.total_p99_ns;
+
 	if (!writes_active(s) || !s->write.total_p99_ns)
 		return;
 	if (s->write.iops > r->w_free_iops)
@@ -64,13 +72,19 @@ void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, b
 		 * free, the same writers are never slower. A free-running P99
 		 * learned while the device was slow (a GC storm) comes down
 		 * here once it is fast again. */
-		if (r->w_free_ns > 0 && (double)s->write.total_p99_ns < r->w_free_ns)
-			r->w_free_ns = (double)s->write.total_p99_ns;
+		if (r->w_free_ns > 0 && p99 < r->w_free_ns)
+			r->w_free_ns = p99;
+		if (r->w_free_ns_usual > 0 && p99 < r->w_free_ns_usual)
+			r->w_free_ns_usual = p99;
 		return;
 	}
-	/* Smoothed: one noisy second does not move every level. */
-	if (r->w_free_ns <= 0)
-		r->w_free_ns = (double)s->write.total_p99_ns;
-	else
-		r->w_free_ns = 0.5 * r->w_free_ns + 0.5 * (double)s->write.total_p99_ns;
+	learn_p99(&r->w_free_ns, p99);
+	if (s->write.iops >= CTL_USUAL_FREE_RATE * r->w_free_iops)
+		learn_p99(&r->w_free_ns_usual, p99);
+}
+
+void ctl_regime_device_fast_again(struct ctl_regime *r)
+{
+	if (r->w_free_ns_usual > 0 && r->w_free_ns_usual < r->w_free_ns)
+		r->w_free_ns = r->w_free_ns_usual;
 }

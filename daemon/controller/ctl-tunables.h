@@ -70,6 +70,11 @@
 /* x the writes' free-running rate: writes this fast have nothing to gain
  * from less throttling (the rate is flat in the depth). */
 #define CTL_FULL_RATE 0.97
+/* x the writes' best free-running rate: writes running free at least this
+ * fast show the device as it usually is; slower, the device is slow (a GC
+ * storm: 25-40% in the simulator), by a change CTL_FASTER_GAIN says is no
+ * noise. Their P99 then is not what open means once it is fast again. */
+#define CTL_USUAL_FREE_RATE (1.0 / CTL_FASTER_GAIN)
 /* A level that once met the goal with this x the writes it holds now
  * pulls them up (ctl-protect.c, pull_up()): a rate 15% short is no
  * one-second noise (rates vary by a few percent). */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Hand-made intervals for the control law's unit tests (test-ctl-law.c,
+ * test-ctl-disturb.c): R1+W256 on flash, and a controller that has just
+ * engaged. Include after cmocka.h.
+ */
+#pragma once
+
+#include <string.h>
+
+#include "ctl-internal.h"
+
+#define SEC 1000000000ULL
+#define MSEC 1000000ULL
+#define USEC 1000ULL
+
+/* An interval of R1+W256 on flash: every read at read_ns, the writes at
+ * write_iops with Kyber's write depth `depth` and their P99 at 13 ms. */
+static inline void flat_sample(struct ctl_sample *s, hist_t h, uint64_t read_ns, double write_iops,
+			       uint32_t depth)
+{
+	memset(s, 0, sizeof(*s));
+	memset(h, 0, sizeof(hist_t));
+	h[kt_hist_index(read_ns)] = 1000;
+	s->duration_ns = SEC;
+	s->read_total_hist = h;
+	s->read.completed = 1000;
+	s->read.iops = 1000;
+	s->read.device_p90_ns = s->read.device_p99_ns = s->read.total_p99_ns = read_ns;
+	s->read.outstanding = 1;
+	s->write.completed = (uint64_t)write_iops;
+	s->write.iops = write_iops;
+	s->write.outstanding = 200;
+	s->write.total_mean_ns = s->write.outstanding / write_iops * SEC;	/* Little's law */
+	s->write.device_p90_ns = 800 * USEC;
+	s->write.device_p99_ns = 1 * MSEC;
+	s->write.total_p99_ns = 13 * MSEC;
+	s->write.kyber_depth = depth;
+}
+
+static inline void decide(struct controller *c, const struct ctl_sample *s, struct kyber_targets *cur,
+			  struct ctl_decision *d)
+{
+	controller_decide(c, s, cur, d);
+	*cur = d->targets;
+}
+
+/* A controller for read-p99=2ms that has just engaged: reads at 8 ms beside
+ * free-running writes. */
+static inline void engaged_at_2ms(struct controller *c, struct kyber_targets *cur)
+{
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+	struct goal g;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	controller_init(c, &g);
+	flat_sample(&s, h, 8 * MSEC, 16000, 128);
+	decide(c, &s, cur, &d);
+	assert_true(c->protecting);
+}
