@@ -254,6 +254,21 @@ def test_generalize_verdicts():
     assert "none of the 2 grid points that met the goal in the grid met it" in text_w
 
 
+def test_generalize_seconds_within_the_goal():
+    r, _ = quiet_rounds()
+    r.run(lambda: {**run_(300, 1), generalize.SECONDS_P99: [200_000, 700_000, 701_000, 100]},
+          "rounds", 1, generalize.TUNED)
+    r.run(lambda: run_(300, 1), "goal", 1, "none")  # logged no seconds
+    generalize.mark_seconds_within(r.entries(), 700_000)
+    tuned, none = (e["figures"] for e in r.entries())
+    assert tuned[generalize.WITHIN] == 75 and generalize.WITHIN not in none
+    runs = {"none": [none], generalize.TUNED: [tuned, {**tuned, generalize.WITHIN: 95}]}
+    assert generalize.median_within(runs, generalize.TUNED) == 85
+    assert generalize.median_within(runs, "none") is None
+    assert generalize.within_text(runs) == "kyber-tuned 85%"
+    assert generalize.within_text({"none": [none]}) == "not logged"
+
+
 def test_generalize_render(monkeypatch):
     args = generalize.parse_args(["--no-write"])
     assert (args.goal_runs, args.rounds, len(args.grid[0]), len(args.grid[1])) == (3, 5, 4, 4)
@@ -263,13 +278,19 @@ def test_generalize_render(monkeypatch):
     for label in ("goal", "rounds", "grid", "confirm"):
         r.run(lambda: run_(1000, 1000, steal=1.0), label, 1, "none")
     monkeypatch.setattr(generalize, "DEVICES", (("d", "device d", None), ("e", "device e", None)))
-    body = generalize.render(args, {"d": device_result(18000, 650, log=r),
+    res = device_result(18000, 650, log=r)
+    tuned = res["runs"][generalize.TUNED]
+    res["runs"][generalize.TUNED] = [{**x, generalize.WITHIN: 90.0} for x in tuned]
+    body = generalize.render(args, {"d": res,
                                     "e": "device unavailable: no FUSE"}, 1200, "make x")
     assert "Regenerate with `make x` (root; quick mode)" in body
     assert "| device d | 1,400 µs | read-p99=700us | 50 µs/100 ms | 650 µs | 18,000 vs 20,000 " \
-           "| **MET** | **MET** |" in body
-    assert ("| device e | – | – | – | – | – | **MISSED** (device unavailable: no FUSE) |"
-            in body)
+           "| **MET** | **MET** | – / 90% |" in body
+    assert "not one of the targets above), median per run: kyber-tuned 90%." in body
+    assert ("| configuration | runs | read P99 | read IOPS | write IOPS | seconds within goal "
+            "|" in body)
+    assert ("| device e | – | – | – | – | – | **MISSED** (device unavailable: no FUSE) "
+            "| **MISSED** | – |" in body)
     assert body.count("- **MISSED**") == 2  # device e's two targets
     assert ("The goal's runs, the confirmation runs and every run of every round, rejected "
             "ones included: 3 tries" in body)
