@@ -192,7 +192,8 @@ def plural(n, one, many=None):
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def fmt_steal(v):
+def fmt_pct(v):
+    """A percentage to the unit, or a dash when unknown."""
     return "–" if v is None else f"{v:.0f}%"
 
 
@@ -213,7 +214,7 @@ def rounds_table(entries, metrics, label_heading=None):
     for e in entries:
         cells = [e["label"]] if label_heading else []
         cells += ["–" if e["round"] is None else str(e["round"]), e["config"], str(e["try"]),
-                  fmt_steal(e["steal_pct"])]
+                  fmt_pct(e["steal_pct"])]
         cells += [fmt(e["figures"][key]) if key in e["figures"] else "–"
                   for key, _, fmt in metrics]
         rows.append("| " + " | ".join(cells + [STATUS_TEXT[e["status"]]]) + " |")
@@ -233,7 +234,7 @@ def rounds_sentence(entries, limit_pct=STEAL_LIMIT_PCT):
                      (f"{e['label']} " if e["label"] else "")
                      + ("" if e["round"] is None else f"round {e['round']} ")
                      + f"{e['config']} ({sum(x['run'] == e['run'] for x in entries)} tries, "
-                     f"kept {fmt_steal(e['steal_pct'])})" for e in kept))
+                     f"kept {fmt_pct(e['steal_pct'])})" for e in kept))
     else:
         text += "; none kept disturbed"
     return text + "."
@@ -295,7 +296,7 @@ def summary_table(runs, metrics, first="configuration"):
 
 LAT_IOPS = (("read_p99", "read P99", fmt_us), ("read_iops", "read IOPS", fmt_iops),
             ("write_iops", "write IOPS", fmt_iops),
-            ("steal_pct", "host steal", lambda v: f"{v:.0f}%"))
+            ("steal_pct", "host steal", fmt_pct))
 LAT_IOPS_FIGURES = LAT_IOPS[:3]  # for rounds_table, which has its own steal column
 
 

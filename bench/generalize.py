@@ -46,8 +46,9 @@ import tempfile
 import time
 
 from bench import baselines, benchlib
-from bench.benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, fmt_iops, fmt_target, fmt_us, machine,
-                            med, plural, progress, rounds_log, set_static, summary_table, verdict)
+from bench.benchlib import (LAT_IOPS, LAT_IOPS_FIGURES, fmt_iops, fmt_pct, fmt_target, fmt_us,
+                            machine, med, plural, progress, rounds_log, set_static, summary_table,
+                            verdict)
 from tests.lib import fio, testdev
 from tests.lib.paths import KYBER_TUNED
 
@@ -200,12 +201,8 @@ def run(args):
 
 
 # ------------------------------------------------------------ report
-def fmt_share(v):
-    return "–" if v is None else f"{v:.0f}%"
-
-
 # The tables' columns: fio's figures and the share of seconds within the goal.
-WITHIN_METRIC = (WITHIN, "seconds within goal", fmt_share)
+WITHIN_METRIC = (WITHIN, "seconds within goal", fmt_pct)
 METRICS = LAT_IOPS[:3] + (WITHIN_METRIC,) + LAT_IOPS[3:]
 FIGURES = LAT_IOPS_FIGURES + (WITHIN_METRIC,)
 
@@ -247,9 +244,9 @@ def median_within(runs, name):
 
 def within_text(runs):
     """Each configuration's median share of seconds within the goal."""
-    parts = [f"{name} {median_within(runs, name):.0f}%" for name in runs
-             if median_within(runs, name) is not None]
-    return ", ".join(parts) or "not logged"
+    shares = ((name, median_within(runs, name)) for name in runs)
+    return (", ".join(f"{name} {fmt_pct(v)}" for name, v in shares if v is not None)
+            or "not logged")
 
 
 def summary_rows(results):
@@ -275,8 +272,8 @@ def summary_rows(results):
                        else "none met it")
                     + f" | {fmt_us(med(runs, TUNED, 'read_p99'))} | {vs} | "
                     f"**{'MET' if ok_w else 'MISSED'}** | **{'MET' if ok_p else 'MISSED'}** | "
-                    f"{fmt_share(median_within(runs, BEST))} / "
-                    f"{fmt_share(median_within(runs, TUNED))} |")
+                    f"{fmt_pct(median_within(runs, BEST))} / "
+                    f"{fmt_pct(median_within(runs, TUNED))} |")
     return rows
 
 
