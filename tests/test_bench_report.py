@@ -241,6 +241,25 @@ def test_generalize_confirms_the_grid_points_meeting_the_goal():
     assert generalize.confirmed_best({}, 700_000) == (None, False)
 
 
+def test_generalize_confirms_until_a_point_meets_the_goal():
+    # Medians 800, 760, 650 µs against 700: the third is the first that
+    # holds, the fourth is never run.
+    p99 = {(1, 1): [800, 900, 700], (2, 2): [760, 700, 900], (3, 3): [650, 600, 800],
+           (4, 4): [100, 100, 100]}
+    ran = []
+
+    def one(targets, i):
+        ran.append(targets)
+        return run_(p99[targets][i], 1)
+
+    tried = generalize.confirm(list(p99), 3, 700_000, one)
+    assert list(tried) == [(1, 1), (2, 2), (3, 3)] and len(ran) == 9
+    assert generalize.confirmed_best(tried, 700_000) == ((3, 3), True)
+    # None holds: every candidate tried, the closest chosen, not confirmed.
+    tried = generalize.confirm([(1, 1), (2, 2)], 3, 700_000, one)
+    assert generalize.confirmed_best(tried, 700_000) == ((2, 2), False)
+
+
 def test_generalize_verdicts():
     (ok_w, text_w), (ok_p, text_p) = generalize.judge(device_result(18000, 650))
     assert ok_w and ok_p and "18,000 vs 20,000 (90%)" in text_w and "50 µs/100 ms" in text_w
@@ -284,6 +303,9 @@ def test_generalize_render(monkeypatch):
     body = generalize.render(args, {"d": res,
                                     "e": "device unavailable: no FUSE"}, 1200, "make x")
     assert "Regenerate with `make x` (root; quick mode)" in body
+    assert "the first of them, most write IOPS first, whose median read P99" in body
+    assert "most write IOPS first (at most 2 tried), whose" in generalize.render(
+        smoke, {"d": res}, 1, "make x")
     assert "| device d | 1,400 µs | read-p99=700us | 50 µs/100 ms | 650 µs | 18,000 vs 20,000 " \
            "| **MET** | **MET** | – / 90% |" in body
     assert "not one of the targets above), median per run: kyber-tuned 90%." in body
