@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Self-tests of the Kyber plant simulator's device matrix (tools/kyber-sim/):
- * the profiles beyond flash and optane (tlc, gc, qdlat: flashsim's model)
- * and the disturbances (host stalls, CPU contention, GC storms). Like
+ * the profiles beyond flash and optane (tlc, gc, qdlat: flashsim's model),
+ * the disturbances (host stalls, CPU contention, GC storms) and host
+ * hiccups. Like
  * test-kyber-sim.c, every test asserts a ratio or an ordering that a wrong
  * model would break; the figures are in tools/kyber-sim/README.md.
  */
@@ -432,6 +433,54 @@ static void test_contention_jitter(void **state)
 	sim_free(s);
 }
 
+/* Host hiccups: off by default; on, they cover about the share of time
+ * their rate and length give, at random offsets (in some seconds, not in
+ * most), and a second they cover a good part of has a read tail at least
+ * twice that of a second without, behind writes (R1 beside W16: 1.1 ms
+ * without) as without them (0.12 ms). */
+static void test_host_hiccups(void **state)
+{
+	for (unsigned wq = 0; wq <= 16; wq += 16) {
+		uint64_t quiet[60], hit[60], covered = 0;
+		unsigned n_quiet = 0, n_hit = 0, touched = 0;
+		struct sim_params p;
+		struct ctl_sample c;
+		struct sim *s;
+
+		sim_params_default(&p, SIM_QDLAT);
+		assert_int_equal(sim_new(&s, &p), 0);
+		assert_int_equal(sim_hiccup_ns(s, 0, 60 * SEC), 0);
+		sim_free(s);
+
+		p.hiccup_ns = 1 * MS;
+		p.hiccups_per_min = 4;
+		assert_int_equal(sim_new(&s, &p), 0);
+		sim_set_workload(s, 1, wq);
+		assert_int_equal(sim_run(s, 5 * SEC, NULL), 0);
+		for (unsigned i = 0; i < 60; i++) {
+			uint64_t from = sim_now_ns(s), in, p99;
+
+			assert_int_equal(sim_run(s, SEC, &c), 0);
+			in = sim_hiccup_ns(s, from, sim_now_ns(s));
+			covered += in;
+			touched += in > 0;
+			assert_int_equal(hist_percentile(c.read_total_hist, 99, &p99), 0);
+			if (in >= 50 * MS)
+				hit[n_hit++] = p99;
+			else if (!in)
+				quiet[n_quiet++] = p99;
+		}
+		sim_free(s);
+		/* 4 a minute of 100-300 ms: 0.8 s of 60 on average. */
+		assert_true(covered >= 200 * MS && covered <= 2 * SEC);
+		assert_true(touched >= 2 && touched <= 15);
+		assert_true(n_hit >= 1 && n_quiet >= 40);
+		for (unsigned i = 0; i < n_hit; i++)
+			for (unsigned j = 0; j < n_quiet; j++)
+				assert_true(hit[i] >= 2 * quiet[j]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_gc_storm),
 		cmocka_unit_test(test_disturbance_determinism),
 		cmocka_unit_test(test_contention_jitter),
+		cmocka_unit_test(test_host_hiccups),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

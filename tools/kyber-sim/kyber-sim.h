@@ -63,6 +63,14 @@ struct sim_params {
 	uint64_t contention_ns;		/* qdlat: added per request already in the device (60000) */
 	unsigned storm_gc_pages;	/* SIM_DISTURB_GC_STORM, flash-like: GC every this many programs per die (4) */
 	unsigned storm_slowdown;	/* SIM_DISTURB_GC_STORM, optane/qdlat: media times x this (4) */
+	/* Host hiccups (0 = none, the default): episodes of 100-300 ms at
+	 * random times, hiccups_per_min a minute on average, in which every
+	 * request's host path takes an extra exponential time with mean
+	 * hiccup_ns. The host's own work (a kernel thread, interrupts), not a
+	 * hypervisor's: no CPU steal shows, and no write setting avoids
+	 * them. sim_hiccup_ns() says where they fell. */
+	uint64_t hiccup_ns;
+	unsigned hiccups_per_min;
 };
 
 /* The defaults of tools/flashsim for the profile (taken from its model),
@@ -165,6 +173,9 @@ int sim_set_disturbance(struct sim *s, enum sim_disturbance kind);
 enum sim_disturbance sim_get_disturbance(const struct sim *s);
 /* "none", "host-stalls", "cpu-contention", "gc-storm"; NULL otherwise. */
 const char *sim_disturbance_to_string(enum sim_disturbance kind);
+
+/* Time in [from, to) that host hiccups (sim_params.hiccup_ns) covered. */
+uint64_t sim_hiccup_ns(const struct sim *s, uint64_t from, uint64_t to);
 
 /* What the application sees (fio's clat): submit -> complete, including the
  * wait for a request to be allocated. For the last sim_run() interval. */

@@ -36,6 +36,8 @@ static inline uint64_t sim_host_complete_at(struct sim *s, uint64_t media_end)
 	}
 	if (jitter)
 		host += sim_exp_sample(s, jitter);
+	if (s->p.hiccup_ns && sim_host_hiccup(s, media_end))
+		host += sim_exp_sample(s, s->p.hiccup_ns);
 	return media_end + host;
 }
 

@@ -109,6 +109,8 @@ uint64_t sim_host_defer(const struct sim *s, uint64_t t);
 /* The share of [from, to) the host spent stalled (the steal a VM's
  * /proc/stat shows for it), 0..1. */
 double sim_host_steal(const struct sim *s, uint64_t from, uint64_t to);
+/* Whether @t falls in a host hiccup (sim_params.hiccup_ns). */
+bool sim_host_hiccup(const struct sim *s, uint64_t t);
 
 /* The per-request host path, inline. */
 #include "sim-host.h"
