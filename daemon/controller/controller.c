@@ -15,10 +15,12 @@
  *    or growing them as needed. T is the one knob: for a writer with a
  *    fixed queue depth it is a write rate (Little's law), and reads get
  *    better as it rises. The tuner moves T on a ladder of levels one
- *    Kyber bucket apart: up on a miss (to the nearest level known to meet
- *    the goal, else by a step), down while reads have room (by a step
- *    that grows while room remains, never onto a level that missed
- *    recently), and back to open once the writes would run free anyway.
+ *    Kyber bucket apart: up on a miss (by about as much as reads miss;
+ *    right after a step down, back to the level stepped from), down while
+ *    reads have room (by a step that grows while room remains, never onto
+ *    a level that missed recently), and back to open once the writes would
+ *    run free anyway. A far miss after a steady run is acted on only if
+ *    the next second misses too: a spike passes (ctl-spike.c).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -50,6 +52,7 @@ void controller_relearn(struct controller *c)
 	ctl_regime_forget(&c->regime);
 	ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
+	ctl_spike_forget(&c->spike);
 	c->protecting = c->infeasible = c->device_slow = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
 	c->read_scale = c->calm_read_scale = 1.0;
@@ -151,6 +154,7 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 	else
 		ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
+	ctl_spike_forget(&c->spike);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = c->device_slow = false;
@@ -221,7 +225,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	char shift[96] = "", m[DURATION_BUF_MAX];
 	enum ctl_shift kind;
 	uint64_t metric = 0;
-	bool calm_again, fast_again = false;
+	bool calm_again, fast_again = false, spike = false;
 
 	memset(d, 0, sizeof(*d));
 	d->targets = *cur;
@@ -248,7 +252,9 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->goal_known = true;
 		d->metric_ns = metric;
 		d->goal_met = metric <= g->read_ns;
-		ctl_metric_learn_noise(&c->metric, metric, c->since_write >= 2 &&
+		spike = ctl_spike_update(&c->spike, g, metric, c->decided && c->since_write >= 1 &&
+					 writes_active(s));
+		ctl_metric_learn_noise(&c->metric, metric, !spike && c->since_write >= 2 &&
 				       s->write.kyber_depth == c->prev_write_depth);
 		fast_again = judge_infeasible(c, ctl_metric_judge(g, &c->metric, metric) >= V_OK, d->goal_met);
 	}
@@ -287,6 +293,11 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		ctl_say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
 			g->read_pct, (unsigned long long)c->metric.window_n,
 			(unsigned long long)controller_samples_needed(g->read_pct));
+	} else if (spike) {
+		d->state = c->last_state;
+		ctl_say(d, "read P%g %s far over goal after %u or more seconds within it at these targets: "
+			"holding a second (a spike passes; a setting that lets the writes hurt reads misses "
+			"again)", g->read_pct, m, CTL_SPIKE_STEADY);
 	} else if (!c->protecting && !at_risk(c, metric)) {
 		c->decided = true;
 		if (c->since_write >= 1)
@@ -361,6 +372,8 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 		d->targets.read_ns = engaged_read_ns;
 		d->write = true;
 	}
+	if (d->write)
+		ctl_spike_moved(&c->spike);
 	c->prev_write_depth = s->write.kyber_depth;
 	c->prev_write_iops = s->write.iops;
 	c->prev_write_mean_ns = s->write.total_mean_ns;
@@ -378,6 +391,7 @@ void controller_seed(struct controller *c, uint64_t write_ns, double write_free_
 	c->read_scale = 1.0;
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
+	ctl_spike_forget(&c->spike);
 	c->last_state = CTL_TRACKING;
 	/* The level of the target: the goal was met there, and the law moves
 	 * on from it as from a cut of its own. */
@@ -397,6 +411,7 @@ bool controller_engage(struct controller *c, const struct ctl_sample *s, uint64_
 	c->decided = true;
 	c->last_state = d->state = CTL_TRACKING;
 	c->since_write = 0;
+	ctl_spike_forget(&c->spike);
 	ctl_engage(c, s, metric, d);
 	ctl_never_harmful(s, &d->targets);
 	d->write = true;

@@ -89,8 +89,16 @@ struct ctl_interference {
 	bool probing;			/* comparing against the metric before throttling */
 	double metric_before, write_iops_before;
 	unsigned strikes;		/* settled intervals throttled with no gain */
+	unsigned age;			/* settled intervals throttled since the probe began */
 	unsigned hold;			/* intervals left not throttling after O-8 */
 	double hold_metric;		/* the metric when O-8 was concluded */
+};
+
+/* A far miss after a steady run, held a second to see whether it passes
+ * (ctl-spike.c). */
+struct ctl_spike {
+	unsigned steady;		/* settled intervals without a miss at the targets in force */
+	bool held;			/* the last interval's miss was held */
 };
 
 /* The hypervisor's steal, against what is usual on this host. */
@@ -109,6 +117,7 @@ struct controller {
 	struct ctl_levels levels;
 	struct ctl_interference o8;
 	struct ctl_host host;
+	struct ctl_spike spike;
 	/* The law (controller.c, ctl-protect.c). */
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */

@@ -28,12 +28,19 @@ void ctl_interference_start(struct ctl_interference *o, double metric, double wr
 		return;
 	o->probing = true;
 	o->strikes = 0;
+	o->age = 0;
 	o->metric_before = metric;
 	o->write_iops_before = write_iops;
 }
 
 bool ctl_interference_none(struct ctl_interference *o, double metric, double write_iops)
 {
+	/* The reads before throttling are the baseline only while the device
+	 * is as it was then: one that slows down later (a GC storm) cuts the
+	 * writes by itself, and its reads with them, which is no evidence of
+	 * what throttling does. */
+	if (o->probing && ++o->age > CTL_O8_PROBE_INTERVALS)
+		o->probing = false;
 	if (!o->probing || write_iops > CTL_O8_CUT * o->write_iops_before)
 		return false;	/* not cut for real yet: no evidence either way */
 	if (metric < CTL_O8_GAIN * o->metric_before) {

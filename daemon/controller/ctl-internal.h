@@ -186,6 +186,15 @@ void ctl_host_forget(struct ctl_host *h);
  * disturbance has just passed (CTL_HOST_CALM_INTERVALS calm ones after it). */
 bool ctl_host_update(struct ctl_host *h, double steal);
 
+/* ctl-spike.c: a far miss after a steady run is held a second. */
+void ctl_spike_forget(struct ctl_spike *k);
+/* The targets changed: the run of seconds without a miss starts again. */
+void ctl_spike_moved(struct ctl_spike *k);
+/* Once per interval with a read metric (settled: the targets in force for
+ * a whole interval). True when this interval's miss is held as a possible
+ * spike: the law leaves the targets and the levels' record alone. */
+bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric, bool settled);
+
 /* ctl-interference.c: does throttling writes help reads (O-8)? */
 void ctl_interference_forget(struct ctl_interference *o);
 /* Throttling starts: remember the reads and writes before it, if the

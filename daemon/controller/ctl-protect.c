@@ -78,7 +78,7 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 		    const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
 	double t = (double)ctl_level_ns(c->level);
-	int max = ctl_max_level(c, s), up;
+	int max = ctl_max_level(c, s), up, known;
 	bool hurt_lowered = false;
 
 	c->slack_streak = 0;
@@ -137,6 +137,12 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 	up = cut_level(c, s, metric);
 	if ((double)s->write.total_p99_ns >= CTL_CUT_ZONE * t)
 		up = MAX(up, c->level + 1);
+	/* Right after a step down, the level stepped from met the goal: back
+	 * to it is enough. A cut by the miss's size would take a spike that
+	 * fell just after the step for the step's doing. */
+	known = c->last_move < 0 ? ctl_levels_good_above(&c->levels, c->level, max) : -1;
+	if (known >= 0)
+		up = MIN(up, known);
 	ctl_set_level(c, MIN(MAX(up, ctl_open_level(c, s) + 1), max), +1, d);
 	ctl_say(d, "read P%g %s over goal %s: %swrite target %.3gms", c->goal.read_pct, m, g,
 		hurt_lowered ? "read P90 under the read target: lower read target, " : "more write throttling, ",

@@ -146,6 +146,14 @@
 #define CTL_RARE_MISS_RATIO 19
 #define CTL_RARE_MISS_MET_MIN 10
 
+/* Settled seconds without a miss at the same targets before a far miss
+ * is held a second as a possible spike (ctl-spike.c): at most one second
+ * in 6 misses that way, and only while the others meet the goal. Long
+ * enough that a level at its edge, or one the writes are still settling
+ * at, has missed within it; short enough that hiccups a few times a minute
+ * (a busy host) find one. */
+#define CTL_SPIKE_STEADY 5
+
 /* ---- The host: intervals its hypervisor disturbed (ctl-host.c) */
 
 /* Steal over this share of the CPUs' time marks an interval disturbed:
@@ -235,6 +243,13 @@
 #define CTL_O8_GAIN 0.9
 #define CTL_O8_STRIKES 2
 #define CTL_O8_HOLDOFF 60
+/* Settled intervals of throttling after which a probe that has not cut
+ * the writes for real ends without a verdict: the law cuts by as much as
+ * reads miss, so a probe that leads anywhere does so within a few
+ * seconds (the optane cells: 2-4), and a baseline older than this says
+ * little of the device now (a GC storm 30 s later slowed the writes by
+ * itself, and O-8 took the storm's reads for throttling's). */
+#define CTL_O8_PROBE_INTERVALS 10
 /* Intervals after throttling stops before the reads count against O-8:
  * while the writes grow back, reads see a burst. */
 #define CTL_O8_SETTLE 2

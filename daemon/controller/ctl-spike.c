@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One second's spike. The reads' tail can jump for a second whatever the
+ * writes do: the host path of a loop device sharing busy CPUs, a device's
+ * own pause. Cutting the writes then buys nothing, and a level that missed
+ * stays out of use for a minute (ctl-levels.c), so each spike would cost
+ * the writes far more than the second it lasted. A setting that lets the
+ * writes hurt the reads keeps missing; a spike passes. So a far miss
+ * (over CTL_CLEAR_MISS x the goal) after CTL_SPIKE_STEADY settled seconds
+ * without a miss at the same targets is held one interval before the law
+ * acts on it: if the next one misses too, the law cuts as it would have,
+ * a second later; if not, it was a spike, and neither the level nor the
+ * metric's noise (ctl-metric.c) learns from it. A near miss is the noise
+ * of a level at its edge, judged on the level's record (ctl-levels.c,
+ * rare misses), not here.
+ */
+#include <string.h>
+
+#include "ctl-internal.h"
+
+void ctl_spike_forget(struct ctl_spike *k)
+{
+	memset(k, 0, sizeof(*k));
+}
+
+void ctl_spike_moved(struct ctl_spike *k)
+{
+	k->steady = 0;
+}
+
+bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric, bool settled)
+{
+	bool far = (double)metric > CTL_CLEAR_MISS * (double)g->read_ns;
+
+	if (metric <= g->read_ns) {
+		k->held = false;
+		if (settled)
+			k->steady++;
+		return false;
+	}
+	/* The run of seconds without a miss starts again after any miss, a
+	 * held one included: at most one second in CTL_SPIKE_STEADY + 1 is
+	 * held, and a spike that comes back sooner is treated as a miss. */
+	if (k->held || !far || !settled || k->steady < CTL_SPIKE_STEADY) {
+		k->held = false;
+		k->steady = 0;
+		return false;
+	}
+	k->held = true;
+	k->steady = 0;
+	return true;
+}
