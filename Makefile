@@ -237,7 +237,7 @@ $(BUILD)/tests/test-ctl-sched: TEST_LIBS := -lsystemd
 # UBSan (under ASan it would take a quarter of an hour), one process per
 # device model, two at a time; each one's table is printed when it is done.
 MATRIX_BIN := $(BUILD)/tests/test-tuner-matrix
-MATRIX_DEVICES := flash optane tlc gc qdlat
+MATRIX_DEVICES := flash optane tlc gc qdlat hiccup
 $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tuner-loop.h \
 	$(SIM_HDRS) $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)

@@ -104,6 +104,7 @@ void tuner_loop_step(struct tuner_loop *l)
 	double reads = 0, writes = 0;
 	struct kyber_targets cur;
 	struct ctl_sample s;
+	uint64_t from = sim_now_ns(l->sim);
 
 	memset(l->window, 0, sizeof(l->window));
 	if (l->changed_last) {
@@ -112,6 +113,7 @@ void tuner_loop_step(struct tuner_loop *l)
 		run_part(l, l->interval_ns - l->settle_ns, &s, &reads, &writes);
 	} else
 		run_part(l, l->interval_ns, &s, &reads, &writes);
+	l->hiccup = sim_hiccup_ns(l->sim, from, sim_now_ns(l->sim)) > 0;
 	memcpy(input, s.read_total_hist, sizeof(input));
 	s.read_total_hist = input;
 	l->s = s;
@@ -135,13 +137,13 @@ void tuner_loop_step(struct tuner_loop *l)
 		(void)hist_percentile(l->window, l->ctl.goal.has_read ? l->ctl.goal.read_pct : 99, &l->metric);
 	if (l->trace)
 		print_message("  t=%us %-10s depth w=%3u wIOPS %6.0f wP99 %6.0fus (free %6.0fus) P%g %7.0fus "
-			      "targets %llu/%llu%s: %s\n",
+			      "targets %llu/%llu%s%s: %s\n",
 			      l->windows, ctl_state_to_string(l->d.state), l->s.write.kyber_depth,
 			      l->write_iops, l->s.write.total_p99_ns / 1e3, controller_write_ref_ns(&l->ctl) / 1e3,
 			      l->ctl.goal.read_pct, l->metric / 1e3,
 			      (unsigned long long)l->d.targets.read_ns,
 			      (unsigned long long)l->d.targets.write_ns, l->d.write ? " (written)" : "",
-			      l->d.reason);
+			      l->hiccup ? " (hiccup)" : "", l->d.reason);
 }
 
 bool tuner_loop_met(const struct tuner_loop *l)
@@ -167,10 +169,14 @@ void static_point(const struct sim_params *p, bool kyber, uint64_t read_ns, uint
 	if (warm_s)
 		assert_int_equal(sim_run(sim, warm_s * SEC, NULL), 0);
 	for (unsigned i = 0; i < measure_s; i++) {
+		uint64_t from = sim_now_ns(sim);
+
 		assert_int_equal(sim_run(sim, SEC, &s), 0);
-		hist_merge(all, s.read_total_hist);
 		out->write_iops += s.write.iops / measure_s;
 		out->read_iops += s.read.iops / measure_s;
+		if (sim_hiccup_ns(sim, from, sim_now_ns(sim)))
+			continue;
+		hist_merge(all, s.read_total_hist);
 		if (hist_count(s.read_total_hist))
 			(void)hist_percentile(s.read_total_hist, pct, &out->window_ns[out->windows]);
 		out->windows++;

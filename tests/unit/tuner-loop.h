@@ -37,6 +37,8 @@ struct tuner_loop {
 	hist_t window;			/* reads of the whole last interval */
 	uint64_t metric;		/* the goal's percentile over `window`; 0: no reads */
 	double write_iops, read_iops;	/* over the whole last interval */
+	bool hiccup;			/* a host hiccup fell in the last interval: its reads' misses
+					 * are the host's, no setting avoids them, so it is not judged */
 	bool trace;			/* KT_TEST_TRACE set: one line per step */
 };
 
@@ -53,13 +55,15 @@ void tuner_loop_shift_within(struct tuner_loop *l, uint64_t at_ns, unsigned read
 /* Whether the last window met the goal (no reads: not judged, false). */
 bool tuner_loop_met(const struct tuner_loop *l);
 
-/* One static configuration in steady state, per one-second window. */
+/* One static configuration in steady state, per one-second window; the
+ * windows a host hiccup fell in are left out of the read figures (see
+ * struct tuner_loop's hiccup). */
 #define STATIC_WINDOWS_MAX 60
 struct static_result {
-	uint64_t p99_ns;		/* percentile over all measured windows */
+	uint64_t p99_ns;		/* percentile over the judged windows */
 	double write_iops, read_iops;	/* means over the measured windows */
-	unsigned windows;
-	uint64_t window_ns[STATIC_WINDOWS_MAX];	/* the percentile per window; 0: no reads */
+	unsigned windows;		/* judged */
+	uint64_t window_ns[STATIC_WINDOWS_MAX];	/* the percentile per judged window; 0: no reads */
 };
 
 /*
