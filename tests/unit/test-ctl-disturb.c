@@ -2,8 +2,10 @@
 /*
  * Unit tests: what the control law learns while something else slows the
  * device, and forgets once it has passed: the host's steal (ctl-host.c),
- * and a device so slow that reads miss even behind a single write (a GC
- * storm; ctl-levels.c, ctl-regime.c). Hand-made samples, no plant.
+ * a device so slow that reads miss even behind a single write (a GC
+ * storm; ctl-levels.c, ctl-regime.c), a second's spike (ctl-spike.c), and
+ * a device that slows down long after an O-8 probe began
+ * (ctl-interference.c). Hand-made samples, no plant.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -166,6 +168,82 @@ static void test_free_p99_after_slow_device(void **state)
 	assert_true(fabs(r.w_free_ns_usual - 9.0 * MSEC) < 1);
 }
 
+/*
+ * A far miss after a steady run is held a second: a spike passes, and
+ * neither the level's record nor the metric's noise learns from it; a
+ * miss that repeats is cut a second later, and so is a second spike
+ * before the run of seconds within the goal has built up again.
+ */
+static void test_spike_held_a_second(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, held;
+	struct controller c, repeat;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	double ceiling;
+	hist_t h;
+
+	engaged_at_2ms(&c, &cur);
+	for (unsigned i = 0; i < 30; i++) {
+		flat_sample(&s, h, 1700 * USEC, 15000, 13);
+		decide(&c, &s, &cur, &d);
+	}
+	held = cur;
+	repeat = c;
+	ceiling = ctl_metric_ceiling(&c.metric);
+	flat_sample(&s, h, 6 * MSEC, 15000, 13);
+	decide(&c, &s, &cur, &d);
+	assert_false(d.write);
+	assert_non_null(strstr(d.reason, "a spike passes"));
+	flat_sample(&s, h, 1700 * USEC, 15000, 13);
+	decide(&c, &s, &cur, &d);
+	assert_false(d.write);
+	assert_int_equal(ctl_levels_missed_count(&c.levels, c.level), 0);
+	assert_true(ctl_metric_ceiling(&c.metric) == ceiling);
+	/* Another spike two seconds later: a miss. */
+	flat_sample(&s, h, 6 * MSEC, 15000, 13);
+	decide(&c, &s, &cur, &d);
+	assert_true(d.write);
+	assert_true(cur.write_ns > held.write_ns);
+
+	/* A miss that repeats: cut on its second second. */
+	cur = held;
+	flat_sample(&s, h, 6 * MSEC, 15000, 13);
+	decide(&repeat, &s, &cur, &d);
+	assert_false(d.write);
+	decide(&repeat, &s, &cur, &d);
+	assert_true(d.write);
+	assert_true(cur.write_ns > held.write_ns);
+}
+
+/*
+ * The baseline is the device as it was when throttling began: a probe
+ * that has not cut the writes for real within CTL_O8_PROBE_INTERVALS ends
+ * without a verdict, and a device that slows down later (a GC storm: the
+ * writes at 40% by themselves, the reads as bad as before throttling)
+ * does not pass for O-8.
+ */
+static void test_o8_probe_expires(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+
+	engaged_at_2ms(&c, &cur);
+	for (unsigned i = 0; i < CTL_O8_PROBE_INTERVALS + 5; i++) {
+		flat_sample(&s, h, 1700 * USEC, 15000, 13);
+		decide(&c, &s, &cur, &d);
+	}
+	for (unsigned i = 0; i < 20; i++) {
+		flat_sample(&s, h, 8 * MSEC, 6400, 4);
+		decide(&c, &s, &cur, &d);
+		assert_null(strstr(d.reason, "O-8"));
+	}
+	assert_true(c.protecting);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +252,8 @@ int main(void)
 		cmocka_unit_test(test_slow_device_misses_pass),
 		cmocka_unit_test(test_recent_misses),
 		cmocka_unit_test(test_free_p99_after_slow_device),
+		cmocka_unit_test(test_spike_held_a_second),
+		cmocka_unit_test(test_o8_probe_expires),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

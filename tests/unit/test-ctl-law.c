@@ -328,54 +328,6 @@ static void test_rare_miss_holds(void **state)
 }
 
 /*
- * A far miss after a steady run is held a second: a spike passes, and
- * neither the level's record nor the metric's noise learns from it; a
- * miss that repeats is cut a second later, and so is a second spike
- * before the run of seconds within the goal has built up again.
- */
-static void test_spike_held_a_second(void **state)
-{
-	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, held;
-	struct controller c, repeat;
-	struct ctl_decision d;
-	struct ctl_sample s;
-	double ceiling;
-	hist_t h;
-
-	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < 30; i++) {
-		flat_sample(&s, h, 1700 * USEC, 15000, 13);
-		decide(&c, &s, &cur, &d);
-	}
-	held = cur;
-	repeat = c;
-	ceiling = ctl_metric_ceiling(&c.metric);
-	flat_sample(&s, h, 6 * MSEC, 15000, 13);
-	decide(&c, &s, &cur, &d);
-	assert_false(d.write);
-	assert_non_null(strstr(d.reason, "a spike passes"));
-	flat_sample(&s, h, 1700 * USEC, 15000, 13);
-	decide(&c, &s, &cur, &d);
-	assert_false(d.write);
-	assert_int_equal(ctl_levels_missed_count(&c.levels, c.level), 0);
-	assert_true(ctl_metric_ceiling(&c.metric) == ceiling);
-	/* Another spike two seconds later: a miss. */
-	flat_sample(&s, h, 6 * MSEC, 15000, 13);
-	decide(&c, &s, &cur, &d);
-	assert_true(d.write);
-	assert_true(cur.write_ns > held.write_ns);
-
-	/* A miss that repeats: cut on its second second. */
-	cur = held;
-	flat_sample(&s, h, 6 * MSEC, 15000, 13);
-	decide(&repeat, &s, &cur, &d);
-	assert_false(d.write);
-	decide(&repeat, &s, &cur, &d);
-	assert_true(d.write);
-	assert_true(cur.write_ns > held.write_ns);
-}
-
-/*
  * Kyber grows a domain by whole requests: from depth 1 only once its P99
  * is over 7/4 of its target. A step down for more writes goes at least
  * that far; a smaller one would change nothing and cost a target write.
@@ -510,34 +462,6 @@ static bool o8_after_engage_at_depth(uint32_t engage_depth)
 	return false;
 }
 
-/*
- * The baseline is the device as it was when throttling began: a probe
- * that has not cut the writes for real within CTL_O8_PROBE_INTERVALS ends
- * without a verdict, and a device that slows down later (a GC storm: the
- * writes at 40% by themselves, the reads as bad as before throttling)
- * does not pass for O-8.
- */
-static void test_o8_probe_expires(void **state)
-{
-	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
-	struct controller c;
-	struct ctl_decision d;
-	struct ctl_sample s;
-	hist_t h;
-
-	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < CTL_O8_PROBE_INTERVALS + 5; i++) {
-		flat_sample(&s, h, 1700 * USEC, 15000, 13);
-		decide(&c, &s, &cur, &d);
-	}
-	for (unsigned i = 0; i < 20; i++) {
-		flat_sample(&s, h, 8 * MSEC, 6400, 4);
-		decide(&c, &s, &cur, &d);
-		assert_null(strstr(d.reason, "O-8"));
-	}
-	assert_true(c.protecting);
-}
-
 /* Writes held at a 41 ms write target: their P99 near it. */
 static void held_sample(struct ctl_sample *s, hist_t h, uint64_t read_ns)
 {
@@ -605,12 +529,10 @@ int main(void)
 		cmocka_unit_test(test_drift_leaves_level),
 		cmocka_unit_test(test_risk_line_follows_noise),
 		cmocka_unit_test(test_rare_miss_holds),
-		cmocka_unit_test(test_spike_held_a_second),
 		cmocka_unit_test(test_step_down_reaches_growth),
 		cmocka_unit_test(test_forgive_when_device_faster),
 		cmocka_unit_test(test_free_p99_from_below),
 		cmocka_unit_test(test_o8_needs_free_baseline),
-		cmocka_unit_test(test_o8_probe_expires),
 		cmocka_unit_test(test_miss_after_step_goes_back),
 	};
 
