@@ -60,3 +60,26 @@ static inline void engaged_at_2ms(struct controller *c, struct kyber_targets *cu
 	decide(c, &s, cur, &d);
 	assert_true(c->protecting);
 }
+
+/* One interval of reads at read_ns beside writes held at 15000 IOPS,
+ * Kyber's write depth 13. */
+static inline void held_writes(struct controller *c, struct kyber_targets *cur, uint64_t read_ns,
+			       struct ctl_decision *d)
+{
+	struct ctl_sample s;
+	hist_t h;
+
+	flat_sample(&s, h, read_ns, 15000, 13);
+	decide(c, &s, cur, d);
+}
+
+/* engaged_at_2ms(), then n intervals with reads at 1.7 ms (within the
+ * goal, not slack) beside the writes held. */
+static inline void steady_at_2ms(struct controller *c, struct kyber_targets *cur, unsigned n)
+{
+	struct ctl_decision d;
+
+	engaged_at_2ms(c, cur);
+	for (unsigned i = 0; i < n; i++)
+		held_writes(c, cur, 1700 * USEC, &d);
+}

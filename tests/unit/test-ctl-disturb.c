@@ -179,39 +179,29 @@ static void test_spike_held_a_second(void **state)
 	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, held;
 	struct controller c, repeat;
 	struct ctl_decision d;
-	struct ctl_sample s;
 	double ceiling;
-	hist_t h;
 
-	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < 30; i++) {
-		flat_sample(&s, h, 1700 * USEC, 15000, 13);
-		decide(&c, &s, &cur, &d);
-	}
+	steady_at_2ms(&c, &cur, 30);
 	held = cur;
 	repeat = c;
 	ceiling = ctl_metric_ceiling(&c.metric);
-	flat_sample(&s, h, 6 * MSEC, 15000, 13);
-	decide(&c, &s, &cur, &d);
+	held_writes(&c, &cur, 6 * MSEC, &d);
 	assert_false(d.write);
 	assert_non_null(strstr(d.reason, "a spike passes"));
-	flat_sample(&s, h, 1700 * USEC, 15000, 13);
-	decide(&c, &s, &cur, &d);
+	held_writes(&c, &cur, 1700 * USEC, &d);
 	assert_false(d.write);
 	assert_int_equal(ctl_levels_missed_count(&c.levels, c.level), 0);
 	assert_true(ctl_metric_ceiling(&c.metric) == ceiling);
 	/* Another spike two seconds later: a miss. */
-	flat_sample(&s, h, 6 * MSEC, 15000, 13);
-	decide(&c, &s, &cur, &d);
+	held_writes(&c, &cur, 6 * MSEC, &d);
 	assert_true(d.write);
 	assert_true(cur.write_ns > held.write_ns);
 
 	/* A miss that repeats: cut on its second second. */
 	cur = held;
-	flat_sample(&s, h, 6 * MSEC, 15000, 13);
-	decide(&repeat, &s, &cur, &d);
+	held_writes(&repeat, &cur, 6 * MSEC, &d);
 	assert_false(d.write);
-	decide(&repeat, &s, &cur, &d);
+	held_writes(&repeat, &cur, 6 * MSEC, &d);
 	assert_true(d.write);
 	assert_true(cur.write_ns > held.write_ns);
 }
@@ -231,11 +221,7 @@ static void test_o8_probe_expires(void **state)
 	struct ctl_sample s;
 	hist_t h;
 
-	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < CTL_O8_PROBE_INTERVALS + 5; i++) {
-		flat_sample(&s, h, 1700 * USEC, 15000, 13);
-		decide(&c, &s, &cur, &d);
-	}
+	steady_at_2ms(&c, &cur, CTL_O8_PROBE_INTERVALS + 5);
 	for (unsigned i = 0; i < 20; i++) {
 		flat_sample(&s, h, 8 * MSEC, 6400, 4);
 		decide(&c, &s, &cur, &d);
