@@ -20,7 +20,9 @@
  *    reads have room (by a step that grows while room remains, never onto
  *    a level that missed recently), and back to open once the writes would
  *    run free anyway. A far miss after a steady run is acted on only if
- *    the next second misses too: a spike passes (ctl-spike.c).
+ *    the next second misses too: a spike passes (ctl-spike.c). Reads
+ *    within the goal but short of slack for a steady run get a probe of
+ *    one step down, undone on a miss (ctl-probe.c).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -53,6 +55,7 @@ void controller_relearn(struct controller *c)
 	ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
 	ctl_spike_forget(&c->spike);
+	ctl_probe_forget(&c->probe);
 	c->protecting = c->infeasible = c->device_slow = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
 	c->read_scale = c->calm_read_scale = 1.0;
@@ -155,6 +158,7 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 		ctl_levels_forget(&c->levels);
 	ctl_interference_forget(&c->o8);
 	ctl_spike_forget(&c->spike);
+	ctl_probe_forget(&c->probe);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = c->device_slow = false;
@@ -392,6 +396,7 @@ void controller_seed(struct controller *c, uint64_t write_ns, double write_free_
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
 	ctl_spike_forget(&c->spike);
+	ctl_probe_forget(&c->probe);
 	c->last_state = CTL_TRACKING;
 	/* The level of the target: the goal was met there, and the law moves
 	 * on from it as from a cut of its own. */
@@ -412,6 +417,7 @@ bool controller_engage(struct controller *c, const struct ctl_sample *s, uint64_
 	c->last_state = d->state = CTL_TRACKING;
 	c->since_write = 0;
 	ctl_spike_forget(&c->spike);
+	ctl_probe_forget(&c->probe);
 	ctl_engage(c, s, metric, d);
 	ctl_never_harmful(s, &d->targets);
 	d->write = true;

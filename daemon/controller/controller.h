@@ -101,6 +101,15 @@ struct ctl_spike {
 	bool held;			/* the last interval's miss was held */
 };
 
+/* A step down from within the goal, to find room reads do not show
+ * (ctl-probe.c). */
+struct ctl_probe {
+	int from;			/* the level a probe under way left; -1: none */
+	uint64_t from_write_p99_ns;	/* the writes' P99 there */
+	unsigned wait;			/* steady seconds (ctl_spike) before the next probe */
+	bool returned;			/* a probe failed: the law went back, the writes drain */
+};
+
 /* The hypervisor's steal, against what is usual on this host. */
 struct ctl_host {
 	bool known;			/* steal_usual learned from at least one interval */
@@ -118,6 +127,7 @@ struct controller {
 	struct ctl_interference o8;
 	struct ctl_host host;
 	struct ctl_spike spike;
+	struct ctl_probe probe;
 	/* The law (controller.c, ctl-protect.c). */
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */

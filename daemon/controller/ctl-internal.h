@@ -195,6 +195,24 @@ void ctl_spike_moved(struct ctl_spike *k);
  * spike: the law leaves the targets and the levels' record alone. */
 bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric, bool settled);
 
+/* ctl-probe.c: a step down from within the goal after a steady run. */
+void ctl_probe_forget(struct ctl_probe *p);
+/* A probe may start after `steady` settled seconds without a miss. */
+bool ctl_probe_due(const struct ctl_probe *p, unsigned steady);
+void ctl_probe_started(struct ctl_probe *p, int from, uint64_t write_p99_ns);
+/* The law moved the level: a probe under way, not failed by then, holds. */
+void ctl_probe_moved(struct ctl_probe *p);
+/* Once per interval: a probe under way holds after CTL_PROBE_STEADY
+ * steady seconds at the level it reached. */
+void ctl_probe_update(struct ctl_probe *p, bool settled, unsigned steady);
+/* Reads missed: when that failed a probe under way, the level to go back
+ * to (the next probe waits twice as long); else -1. */
+int ctl_probe_missed(struct ctl_probe *p);
+/* Reads missed in the unsettled interval right after a failed probe's
+ * return: the probe's writes still draining, not the level's doing
+ * (once). */
+bool ctl_probe_draining(struct ctl_probe *p, bool settled);
+
 /* ctl-interference.c: does throttling writes help reads (O-8)? */
 void ctl_interference_forget(struct ctl_interference *o);
 /* Throttling starts: remember the reads and writes before it, if the

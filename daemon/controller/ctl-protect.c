@@ -2,9 +2,9 @@
 /*
  * The law while protecting reads (controller.c's header has the whole
  * design): engage from open with a cut, and then on each settled interval
- * cut on a miss, relax on slack, hold in between; with the exceptions that
- * keep it off levels that cannot hold the writes (drift) or starve them
- * (write-iops-min).
+ * cut on a miss, relax on slack, hold in between (probing a step down
+ * after a steady run); with the exceptions that keep it off levels that
+ * cannot hold the writes (drift) or starve them (write-iops-min).
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@ void ctl_set_level(struct controller *c, int level, int move, struct ctl_decisio
 	c->last_move = move;
 	c->pull_ns = 0;
 	c->frozen = move < 0;	/* a cut is frozen once reads are fine; a step down is */
+	ctl_probe_moved(&c->probe);
 	ctl_protect_targets(c, d);
 }
 
@@ -78,11 +79,24 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 		    const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
 	double t = (double)ctl_level_ns(c->level);
-	int max = ctl_max_level(c, s), up, known;
+	int max = ctl_max_level(c, s), up, known, back;
 	bool hurt_lowered = false;
 
 	c->slack_streak = 0;
 	c->lower_step = 1;
+	if (ctl_probe_draining(&c->probe, settled)) {
+		ctl_say(d, "read P%g %s over goal %s while the writes of a failed probe drain: holding",
+			c->goal.read_pct, m, g);
+		return;
+	}
+	back = ctl_probe_missed(&c->probe);
+	if (back >= 0) {
+		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric), c->host.disturbed);
+		ctl_set_level(c, MIN(back, ctl_max_level(c, s)), +1, d);
+		ctl_say(d, "read P%g %s over goal %s after a probe of less write throttling: back "
+			"(write target %.3gms)", c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
+		return;
+	}
 	if (settled)
 		c->miss_streak++;
 	/* Right after a step down, the miss is that step's doing. */
@@ -280,11 +294,59 @@ static void forgive(struct controller *c, const struct ctl_sample *s, bool settl
 	ctl_regime_device_fast_again(&c->regime);
 }
 
+/*
+ * Less write throttling: a step down the ladder (lower_level()), clear of
+ * the writes' noise band, or throttling off where the next step is the
+ * open point. `room` says why there is room ("well under goal" on slack,
+ * or a probe's words); false when no level below may be tried, nothing
+ * said.
+ */
+static bool relax(struct controller *c, const struct ctl_sample *s, uint64_t metric,
+		  const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g,
+		  const char *room, bool may_open)
+{
+	int open = ctl_open_level(c, s), next = lower_level(c, s, open);
+
+	/* A target just above or below the writes' P99 holds them only until
+	 * the P99's noise crosses it: go on to one that grows them on
+	 * purpose (Kyber stops growing them where their P99 falls under it),
+	 * or hold. */
+	while (next > open && next < c->level && in_noise_band(s, next) &&
+	       !ctl_levels_unusable(&c->levels, next - 1))
+		next--;
+	if (next > open && in_noise_band(s, next))
+		next = c->level;
+	if (next <= open && may_open && !ctl_levels_unusable(&c->levels, CTL_LEVEL_OPEN)) {
+		ctl_go_open(c, s, cur, d);
+		c->last_move = -1;
+		ctl_say(d, "read P%g %s %s goal %s: throttling off", c->goal.read_pct, m, room, g);
+		return true;
+	}
+	next = MAX(next, open + 1);
+	if (next >= c->level)
+		return false;
+	if (metric < CTL_FAR_SLACK * c->goal.read_ns)
+		c->lower_step = MIN(c->lower_step + 1, CTL_LOWER_MAX);
+	else
+		c->lower_step = 1;
+	c->read_scale = MIN(c->read_scale / CTL_READ_SCALE_STEP, 1.0);
+	ctl_set_level(c, next, -1, d);
+	ctl_say(d, "read P%g %s %s goal %s: less write throttling (write target %.3gms)",
+		c->goal.read_pct, m, room, g, (double)ctl_level_ns(c->level) / 1e6);
+	return true;
+}
+
+/* Writes at their free-running rate gain nothing from less throttling:
+ * where the rate is flat in the depth, the writes' latency is too, and
+ * Kyber could not hold them. */
+static bool at_full_rate(const struct controller *c, const struct ctl_sample *s)
+{
+	return s->write.iops >= CTL_FULL_RATE * c->regime.w_free_iops;
+}
+
 static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
 		     const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
-	int open = ctl_open_level(c, s), next;
-
 	c->infeasible_streak = 0;
 	if (s->write.iops < CTL_SLACK_EDGE_RATE * c->prev_write_iops) {
 		ctl_say(d, "read P%g %s well under goal %s with writes at %.0f IOPS from %.0f: their pause, "
@@ -298,10 +360,7 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 		return;
 	}
 	c->slack_streak = 0;
-	if (s->write.iops >= CTL_FULL_RATE * c->regime.w_free_iops) {
-		/* Less throttling would only add writes in flight, not
-		 * throughput: where the rate is flat in the depth, the
-		 * writes' latency is too, and Kyber could not hold them. */
+	if (at_full_rate(c, s)) {
 		ctl_say(d, "read P%g %s well under goal %s with writes at their free-running rate: holding",
 			c->goal.read_pct, m, g);
 		return;
@@ -313,36 +372,26 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 	}
 	if (pull_up(c, s, d, m, g))
 		return;
-	next = lower_level(c, s, open);
-	/* A target just above or below the writes' P99 holds them only until
-	 * the P99's noise crosses it: go on to one that grows them on
-	 * purpose (Kyber stops growing them where their P99 falls under it),
-	 * or hold. */
-	while (next > open && next < c->level && in_noise_band(s, next) &&
-	       !ctl_levels_unusable(&c->levels, next - 1))
-		next--;
-	if (next > open && in_noise_band(s, next))
-		next = c->level;
-	if (next <= open && !ctl_levels_unusable(&c->levels, CTL_LEVEL_OPEN)) {
-		ctl_go_open(c, s, cur, d);
-		c->last_move = -1;
-		ctl_say(d, "read P%g %s well under goal %s: throttling off", c->goal.read_pct, m, g);
-		return;
-	}
-	next = MAX(next, open + 1);
-	if (next >= c->level) {
+	if (!relax(c, s, metric, cur, d, m, g, "well under", true))
 		ctl_say(d, "read P%g %s well under goal %s; less write throttling missed it lately: holding",
 			c->goal.read_pct, m, g);
-		return;
-	}
-	if (metric < CTL_FAR_SLACK * c->goal.read_ns)
-		c->lower_step = MIN(c->lower_step + 1, CTL_LOWER_MAX);
-	else
-		c->lower_step = 1;
-	c->read_scale = MIN(c->read_scale / CTL_READ_SCALE_STEP, 1.0);
-	ctl_set_level(c, next, -1, d);
-	ctl_say(d, "read P%g %s well under goal %s: less write throttling (write target %.3gms)",
-		c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
+}
+
+/* Within the goal but not clearly under it, for a steady run: a step down
+ * to see whether the reads have room after all (ctl-probe.c). Never to the
+ * open point, whose miss would start the law over from a cut. */
+static bool probe(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
+		  const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
+{
+	int from = c->level;
+
+	if (!settled || !ctl_probe_due(&c->probe, c->spike.steady) || at_full_rate(c, s))
+		return false;
+	c->lower_step = 1;
+	if (!relax(c, s, metric, cur, d, m, g, "steady within", false))
+		return false;
+	ctl_probe_started(&c->probe, from, s->write.total_p99_ns);
+	return true;
 }
 
 /*
@@ -409,6 +458,7 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
 	ctl_protect_targets(c, d);
+	ctl_probe_update(&c->probe, settled, c->spike.steady);
 	if (v == V_MISS)
 		c->pull_ns = 0;
 	pulling(c, s, d);
@@ -432,12 +482,17 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	} else if (v == V_SLACK) {
 		on_slack(c, s, metric, settled, cur, d, m, g);
 	} else {
+		bool probed = false;
+
 		c->slack_streak = 0;
 		c->lower_step = 1;
-		if (settled && v == V_OK && !freeze(c, s, d))
+		if (settled && v == V_OK && !freeze(c, s, d)) {
 			ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
-		ctl_say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
-			(double)ctl_level_ns(c->level) / 1e6);
+			probed = probe(c, s, metric, settled, cur, d, m, g);
+		}
+		if (!probed)
+			ctl_say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
+				(double)ctl_level_ns(c->level) / 1e6);
 	}
 	if (c->floor_bound && v == V_MISS && c->protecting)
 		d->state = CTL_INFEASIBLE;	/* the floor and the goal cannot both hold */

@@ -76,9 +76,10 @@
  * noise. Their P99 then is not what open means once it is fast again. */
 #define CTL_USUAL_FREE_RATE (1.0 / CTL_FASTER_GAIN)
 /* A level that once met the goal with this x the writes it holds now
- * pulls them up (ctl-protect.c, pull_up()): a rate 15% short is no
- * one-second noise (rates vary by a few percent). */
-#define CTL_PULL_GAIN 1.15
+ * pulls them up (ctl-protect.c, pull_up()): the writes are to come back to
+ * 90% of their rate or more after a disturbance, and a rate 10% short is
+ * no one-second noise (rates vary by a few percent). */
+#define CTL_PULL_GAIN 1.1
 /* A pull-up (ctl-protect.c, pull_up()) ends once the writes are back at
  * this x the rate the level held, or after this many intervals: Kyber
  * grows a domain by up to x2 every evaluation (100 ms with enough
@@ -87,6 +88,15 @@
 #define CTL_PULL_INTERVALS 3
 /* Settled intervals of slack in a row before writes get more. */
 #define CTL_SLACK_INTERVALS 3
+/* Settled seconds without a miss at the same targets before reads within
+ * the goal, but short of slack, get a probe of one level less throttling
+ * (ctl-probe.c), and that the probe's level must last for the probe to
+ * hold: over three times the metric's window, so that a level at its edge
+ * has missed in it, and short enough that writes held a step or two short
+ * of their room get it within the first half minute. After each failed
+ * probe the run doubles, up to MAX: a second's miss every few minutes. */
+#define CTL_PROBE_STEADY 10
+#define CTL_PROBE_STEADY_MAX 160
 /* x the last interval's write rate: writes under it stopped or paused
  * within the interval, whose reads saw them only in part. Its slack is
  * the pause's, not the level's, and gives the writes nothing. */

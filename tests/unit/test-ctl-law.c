@@ -503,6 +503,58 @@ static void test_miss_after_step_goes_back(void **state)
 	assert_true(cur.write_ns == stepped_from.write_ns);
 }
 
+/*
+ * Reads within the goal but short of slack for a steady run: a probe of
+ * less throttling. A miss right after it goes back, the interval after
+ * that (the probe's writes draining) is held, and the next probe waits
+ * twice as long, and not onto the level that missed.
+ */
+static void test_probe_from_within_goal(void **state)
+{
+	struct kyber_targets cur, before;
+	struct controller c;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	unsigned i;
+	struct goal g;
+	hist_t h;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	controller_init(&c, &g);
+	controller_seed(&c, 40 * MSEC, 13 * MSEC, 16000);
+	cur.read_ns = ctl_protect_read_target(&c);
+	cur.write_ns = ctl_level_ns(c.level);
+	before = cur;
+	for (i = 0; i < CTL_PROBE_STEADY + 2 && cur.write_ns == before.write_ns; i++) {
+		held_sample(&s, h, 1700 * USEC);
+		decide(&c, &s, &cur, &d);
+	}
+	assert_true(cur.write_ns < before.write_ns);
+	assert_int_equal(i, CTL_PROBE_STEADY + 1);
+	assert_non_null(strstr(d.reason, "steady within"));
+	/* Kyber grew the writes, and reads miss: back, a level that holds
+	 * the writes' P99 of before the probe at least. */
+	held_sample(&s, h, 2500 * USEC);
+	s.write.kyber_depth = 9;
+	decide(&c, &s, &cur, &d);
+	assert_true(d.write);
+	assert_true(cur.write_ns >= before.write_ns);
+	assert_non_null(strstr(d.reason, "after a probe"));
+	before = cur;
+	held_sample(&s, h, 2500 * USEC);
+	decide(&c, &s, &cur, &d);
+	assert_false(d.write);
+	assert_non_null(strstr(d.reason, "drain"));
+	/* The next probe waits twice the run, and never onto the level that
+	 * missed before its record has faded. */
+	assert_int_equal(c.probe.wait, 2 * CTL_PROBE_STEADY);
+	for (i = 0; i < 2 * CTL_PROBE_STEADY; i++) {
+		held_sample(&s, h, 1700 * USEC);
+		decide(&c, &s, &cur, &d);
+		assert_false(d.write);
+	}
+}
+
 static void test_o8_needs_free_baseline(void **state)
 {
 	assert_true(o8_after_engage_at_depth(KYBER_WRITE_DEPTH_CAP));
@@ -525,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_free_p99_from_below),
 		cmocka_unit_test(test_o8_needs_free_baseline),
 		cmocka_unit_test(test_miss_after_step_goes_back),
+		cmocka_unit_test(test_probe_from_within_goal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
