@@ -460,6 +460,19 @@ static void held_sample(struct ctl_sample *s, hist_t h, uint64_t read_ns)
 	s->write.total_p99_ns = 35 * MSEC;
 }
 
+/* A controller for read-p99=2ms seeded at a 40 ms write target (writes
+ * free at 13 ms and 16000 IOPS), and the targets it put in force. */
+static void seeded_at_40ms(struct controller *c, struct kyber_targets *cur)
+{
+	struct goal g;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	controller_init(c, &g);
+	controller_seed(c, 40 * MSEC, 13 * MSEC, 16000);
+	cur->read_ns = ctl_protect_read_target(c);
+	cur->write_ns = ctl_level_ns(c->level);
+}
+
 /*
  * A miss right after a step down goes back to the level stepped from,
  * which met the goal, however far over the goal the reads were: a spike
@@ -471,14 +484,9 @@ static void test_miss_after_step_goes_back(void **state)
 	struct controller c;
 	struct ctl_decision d;
 	struct ctl_sample s;
-	struct goal g;
 	hist_t h;
 
-	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
-	controller_init(&c, &g);
-	controller_seed(&c, 40 * MSEC, 13 * MSEC, 16000);
-	cur.read_ns = ctl_protect_read_target(&c);
-	cur.write_ns = ctl_level_ns(c.level);
+	seeded_at_40ms(&c, &cur);
 	for (unsigned i = 0; i < 12; i++) {
 		held_sample(&s, h, 1700 * USEC);
 		decide(&c, &s, &cur, &d);
@@ -516,14 +524,9 @@ static void test_probe_from_within_goal(void **state)
 	struct ctl_decision d;
 	struct ctl_sample s;
 	unsigned i;
-	struct goal g;
 	hist_t h;
 
-	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
-	controller_init(&c, &g);
-	controller_seed(&c, 40 * MSEC, 13 * MSEC, 16000);
-	cur.read_ns = ctl_protect_read_target(&c);
-	cur.write_ns = ctl_level_ns(c.level);
+	seeded_at_40ms(&c, &cur);
 	before = cur;
 	for (i = 0; i < CTL_PROBE_STEADY + 2 && cur.write_ns == before.write_ns; i++) {
 		held_sample(&s, h, 1700 * USEC);
