@@ -104,8 +104,8 @@ struct ctl_spike {
 /* A step down from within the goal, to find room reads do not show
  * (ctl-probe.c). */
 struct ctl_probe {
-	int from;			/* the level a probe under way left; -1: none */
-	uint64_t from_write_p99_ns;	/* the writes' P99 there */
+	bool under_way;			/* stepped down, neither held nor failed yet */
+	uint64_t write_p99_ns;		/* the writes' P99 at the level it left */
 	unsigned wait;			/* steady seconds (ctl_spike) before the next probe */
 	bool returned;			/* a probe failed: the law went back, the writes drain */
 };

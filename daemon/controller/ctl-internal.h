@@ -199,17 +199,20 @@ bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric
 void ctl_probe_forget(struct ctl_probe *p);
 /* A probe may start after `steady` settled seconds without a miss. */
 bool ctl_probe_due(const struct ctl_probe *p, unsigned steady);
-void ctl_probe_started(struct ctl_probe *p, int from, uint64_t write_p99_ns);
+/* A probe stepped down from a level holding the writes at write_p99_ns. */
+void ctl_probe_started(struct ctl_probe *p, uint64_t write_p99_ns);
 /* The law moved the level: a probe under way, not failed by then, holds. */
 void ctl_probe_moved(struct ctl_probe *p);
 /* Once per interval: a probe under way holds after CTL_PROBE_STEADY
  * steady seconds at the level it reached. */
 void ctl_probe_update(struct ctl_probe *p, bool settled, unsigned steady);
-/* Reads missed: when that failed a probe under way, the level to go back
- * to (the next probe waits twice as long); else -1. */
-int ctl_probe_missed(struct ctl_probe *p);
-/* Reads missed in the unsettled interval right after a failed probe's
- * return: the probe's writes still draining, not the level's doing
+/* Reads missed, or Kyber grew the writes past the probed level's hold:
+ * when that failed a probe under way (the next one waits twice as long),
+ * the writes' P99 at the level it left; else 0. Call before the law moves
+ * the level. */
+uint64_t ctl_probe_failed(struct ctl_probe *p);
+/* Reads missed in the unsettled interval right after a failed probe: its
+ * writes still draining, not the doing of the level the law went to
  * (once). */
 bool ctl_probe_draining(struct ctl_probe *p, bool settled);
 

@@ -558,6 +558,38 @@ static void test_probe_from_within_goal(void **state)
 	}
 }
 
+/* Kyber grows the writes past the probed level's hold, at their free
+ * rate: the level is left as after any drift, and the probe has failed
+ * (the next one waits twice as long), not held by the move. */
+static void test_drift_fails_probe(void **state)
+{
+	struct kyber_targets cur, before;
+	struct controller c;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+
+	seeded_at_40ms(&c, &cur);
+	before = cur;
+	for (unsigned i = 0; i < CTL_PROBE_STEADY + 2 && cur.write_ns == before.write_ns; i++) {
+		held_sample(&s, h, 1700 * USEC);
+		decide(&c, &s, &cur, &d);
+	}
+	assert_true(cur.write_ns < before.write_ns);
+	assert_true(c.probe.under_way);
+	for (unsigned i = 0; i < 2; i++) {
+		flat_sample(&s, h, 1700 * USEC, 15800, 6);
+		decide(&c, &s, &cur, &d);
+		assert_false(d.write);
+	}
+	flat_sample(&s, h, 1700 * USEC, 15800, 9);
+	decide(&c, &s, &cur, &d);
+	assert_true(d.write);
+	assert_non_null(strstr(d.reason, "grew"));
+	assert_false(c.probe.under_way);
+	assert_int_equal(c.probe.wait, 2 * CTL_PROBE_STEADY);
+}
+
 static void test_o8_needs_free_baseline(void **state)
 {
 	assert_true(o8_after_engage_at_depth(KYBER_WRITE_DEPTH_CAP));
@@ -581,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_o8_needs_free_baseline),
 		cmocka_unit_test(test_miss_after_step_goes_back),
 		cmocka_unit_test(test_probe_from_within_goal),
+		cmocka_unit_test(test_drift_fails_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
