@@ -107,7 +107,7 @@ struct ctl_probe {
 	bool under_way;			/* stepped down, neither held nor failed yet */
 	uint64_t write_p99_ns;		/* the writes' P99 at the level it left */
 	unsigned wait;			/* steady seconds (ctl_spike) before the next probe */
-	bool returned;			/* a probe failed: the law went back, the writes drain */
+	bool returned;			/* a probe failed: its writes drain */
 };
 
 /* The hypervisor's steal, against what is usual on this host. */
