@@ -52,6 +52,11 @@
 #define RECOVER_S 10			/* after a disturbance ends ... */
 #define RECOVER_SHARE 0.90		/* ... writes back to this share of their earlier rate */
 #define INFEASIBLE_READ_SLACK 1.15	/* infeasible: reads within this x the best static reads */
+/* Infeasible: writes at ORACLE_SHARE of the most a static setting runs with
+ * reads as good as the tuner's, within one step of the latency histogram
+ * (2.6-4.8% apart at these latencies): the best reachable setting is not
+ * more throttling than reads gain from. */
+#define INFEASIBLE_SAME_READS 1.05
 #define STEADY_FROM_S 15		/* churn counted from here: convergence and a first probe done */
 #define STEADY_CHANGES_PER_MIN 6	/* target writes a minute in steady state */
 
@@ -61,6 +66,9 @@
 #define FLOOR_ORACLE_SHARE 0.50
 #define FLOOR_RECOVER_SHARE 0.75
 #define FLOOR_INFEASIBLE_READ_SLACK 1.25
+/* The law keeps the most throttling on an infeasible goal: 25% of such a
+ * static setting's writes on flash R16+W16 and R1+W16 at a fifth. */
+#define FLOOR_INFEASIBLE_WRITE_SHARE 0.20
 #define FLOOR_STEADY_CHANGES_PER_MIN 12
 #define RUN_S 60			/* tuned run */
 #define JUDGE_FROM_S 10			/* write IOPS judged from here (after convergence) */
@@ -115,6 +123,7 @@ struct oracle {
 	struct static_result best;
 	uint64_t lowest_p99_ns;		/* the best reads any static setting gave */
 	double lowest_write_iops;	/* most writes among settings within INFEASIBLE_READ_SLACK of it */
+	double same_reads_write_iops;	/* most writes among settings with reads as good as the tuner's */
 };
 
 struct verdict {
@@ -249,6 +258,22 @@ static void find_oracle(const struct device_data *dd, size_t wi, uint64_t goal_n
 		}
 }
 
+/* The most writes a static setting ran with a read P99 as good as p99_ns
+ * (INFEASIBLE_SAME_READS), 0: none. */
+static double writes_at_reads(const struct device_data *dd, size_t wi, uint64_t p99_ns)
+{
+	double most = 0;
+
+	for (size_t r = 0; r < N_READ; r++)
+		for (size_t k = 0; k < N_WRITE; k++) {
+			const struct static_result *res = &dd->grid[wi][r][k];
+
+			if (res->p99_ns <= INFEASIBLE_SAME_READS * p99_ns)
+				most = MAX(most, res->write_iops);
+		}
+	return most;
+}
+
 /* The oracle's setting from a cold start (fresh Kyber, no warm-up): the
  * first second it meets the goal in, 0: none in CONVERGE_FLOOR_S. How fast
  * Kyber itself can get there, for the reader of a slow first_met. */
@@ -350,13 +375,19 @@ static void judge_goal(const struct oracle *o, struct verdict *v)
 	if (!o->feasible) {
 		/* No static setting meets the goal: the tuner says so, or (no
 		 * interference) stays out of the way, and keeps the best
-		 * reads a static setting gives. Writes are reported. */
+		 * reachable setting: reads near the best a static setting
+		 * gives, and no static setting with reads as good and clearly
+		 * more writes. */
 		bool said = v->state == CTL_INFEASIBLE || v->state == CTL_HOLDING;
 		double reads = (double)v->p99_ns / (double)o->lowest_p99_ns;
+		double writes = o->same_reads_write_iops > 0 ? v->write_iops / o->same_reads_write_iops : 1;
 
 		grade(v, said, said, "infeasible goal, state %s", ctl_state_to_string(v->state));
 		grade(v, reads <= INFEASIBLE_READ_SLACK, reads <= FLOOR_INFEASIBLE_READ_SLACK,
 		      "infeasible: reads %.2fx the best static setting's", reads);
+		grade(v, writes >= ORACLE_SHARE, writes >= FLOOR_INFEASIBLE_WRITE_SHARE,
+		      "infeasible: writes %.0f%% of a static setting's with reads as good (%.0f)",
+		      100 * writes, o->same_reads_write_iops);
 		return;
 	}
 	grade(v, v->first_met && v->first_met <= CONVERGE_S,
@@ -392,6 +423,7 @@ static void cells(struct device_data *dd)
 
 			find_oracle(dd, wi, goal_ns, &o);
 			run_tuned(dd, w, goal_ns, &v);
+			o.same_reads_write_iops = writes_at_reads(dd, wi, v.p99_ns);
 			judge(&o, &v);
 			count(dd, &v);
 			print_message("%-7s %-10s %5.2f %7.0fus %7.0fus | %8.0fus/%8.0fus %6.0fus %8.0f %5u | "
