@@ -423,9 +423,9 @@ static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_v
 	    c->prev_write_iops < CTL_FULL_RATE * c->regime.w_free_iops)
 		return false;
 	ctl_levels_drifted(&c->levels, c->level, c->host.disturbed);
-	ctl_probe_failed(&c->probe);
 	if (v == V_MISS || c->level >= ctl_max_level(c, s))
-		return false;
+		return false;	/* on_miss() fails a probe under way, with its floor */
+	ctl_probe_failed(&c->probe);
 	ctl_set_level(c, MIN(drift_level(c, s), ctl_max_level(c, s)), +1, d);
 	c->frozen = true;
 	ctl_say(d, "Kyber grew the writes (depth %u -> %u) at their free-running rate: write target in their "
