@@ -257,7 +257,8 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->metric_ns = metric;
 		d->goal_met = metric <= g->read_ns;
 		spike = ctl_spike_update(&c->spike, g, metric, c->decided && c->since_write >= 1 &&
-					 writes_active(s));
+					 writes_active(s), s->write.kyber_depth,
+					 s->write.total_p99_ns);
 		ctl_metric_learn_noise(&c->metric, metric, !spike && c->since_write >= 2 &&
 				       s->write.kyber_depth == c->prev_write_depth);
 		fast_again = judge_infeasible(c, ctl_metric_judge(g, &c->metric, metric) >= V_OK, d->goal_met);
@@ -297,6 +298,11 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		ctl_say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
 			g->read_pct, (unsigned long long)c->metric.window_n,
 			(unsigned long long)controller_samples_needed(g->read_pct));
+	} else if (spike && c->spike.aftermath) {
+		d->state = c->last_state;
+		ctl_say(d, "read P%g %s over goal right after a spike that let Kyber grow the writes (depth %u, "
+			"%u before it): holding a second more while Kyber cuts them back", g->read_pct, m,
+			s->write.kyber_depth, c->spike.depth);
 	} else if (spike) {
 		d->state = c->last_state;
 		ctl_say(d, "read P%g %s far over goal after %u or more seconds within it at these targets: "

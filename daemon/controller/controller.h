@@ -99,6 +99,9 @@ struct ctl_interference {
 struct ctl_spike {
 	unsigned steady;		/* settled intervals without a miss at the targets in force */
 	bool held;			/* the last interval's miss was held */
+	bool aftermath;			/* ... as the second after a spike, Kyber's writes grown in it */
+	uint32_t depth;			/* Kyber's write depth in the steady run (0: unknown) */
+	uint64_t write_p99_ns;		/* the writes' P99 then */
 };
 
 /* A step down from within the goal, to find room reads do not show

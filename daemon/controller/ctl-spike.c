@@ -10,9 +10,17 @@
  * without a miss at the same targets is held one interval before the law
  * acts on it: if the next one misses too, the law cuts as it would have,
  * a second later; if not, it was a spike, and neither the level nor the
- * metric's noise (ctl-metric.c) learns from it. A near miss is the noise
- * of a level at its edge, judged on the level's record (ctl-levels.c,
- * rare misses), not here.
+ * metric's noise (ctl-metric.c) learns from it. A stall that slows every
+ * request (a host hiccup) also slows the writes past their target, and
+ * Kyber grows them meanwhile; in the next second reads miss behind the
+ * grown writes until Kyber, with reads hurt, cuts them back to the depth
+ * the level held them at, by itself and within a few of its 100 ms
+ * windows. So a miss right after a held one, with Kyber's write depth
+ * above the one of the steady run but each write no slower than then (the
+ * stall is over: a slow device, a GC storm, keeps them slow), is the
+ * spike's too and held once more; a third miss in a row is acted on. A near miss is the noise of a level
+ * at its edge, judged on the level's record (ctl-levels.c, rare misses),
+ * not here.
  */
 #include <string.h>
 
@@ -28,21 +36,30 @@ void ctl_spike_moved(struct ctl_spike *k)
 	k->steady = 0;
 }
 
-bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric, bool settled)
+bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric, bool settled,
+		      uint32_t write_depth, uint64_t write_p99_ns)
 {
 	bool far = (double)metric > CTL_CLEAR_MISS * (double)g->read_ns;
 
 	if (metric <= g->read_ns) {
-		k->held = false;
-		if (settled)
+		k->held = k->aftermath = false;
+		if (settled) {
 			k->steady++;
+			k->depth = write_depth;
+			k->write_p99_ns = write_p99_ns;
+		}
 		return false;
+	}
+	if (k->held && !k->aftermath && k->depth && write_depth > k->depth &&
+	    write_p99_ns <= k->write_p99_ns) {
+		k->aftermath = true;
+		return true;
 	}
 	/* The run of seconds without a miss starts again after any miss, a
 	 * held one included: at most one second in CTL_SPIKE_STEADY + 1 is
 	 * held, and a spike that comes back sooner is treated as a miss. */
 	if (k->held || !far || !settled || k->steady < CTL_SPIKE_STEADY) {
-		k->held = false;
+		k->held = k->aftermath = false;
 		k->steady = 0;
 		return false;
 	}

@@ -3,7 +3,8 @@
  * Unit tests: what the control law learns while something else slows the
  * device, and forgets once it has passed: the host's steal (ctl-host.c),
  * a device so slow that reads miss even behind a single write (a GC
- * storm; ctl-levels.c, ctl-regime.c), a second's spike (ctl-spike.c), and
+ * storm; ctl-levels.c, ctl-regime.c), a second's spike and the second
+ * after it while Kyber cuts back the writes it grew (ctl-spike.c), and
  * a device that slows down long after an O-8 probe began
  * (ctl-interference.c). Hand-made samples, no plant.
  */
@@ -206,6 +207,54 @@ static void test_spike_held_a_second(void **state)
 	assert_true(cur.write_ns > held.write_ns);
 }
 
+/* One interval of reads at read_ns beside writes Kyber grew to `depth`,
+ * each write taking write_p99_ns at the tail. */
+static void grown_writes(struct controller *c, struct kyber_targets *cur, uint64_t read_ns, uint32_t depth,
+			 uint64_t write_p99_ns, struct ctl_decision *d)
+{
+	struct ctl_sample s;
+	hist_t h;
+
+	flat_sample(&s, h, read_ns, 15000, depth);
+	s.write.total_p99_ns = write_p99_ns;
+	decide(c, &s, cur, d);
+}
+
+/*
+ * A host stall slows the writes too, and Kyber grows them meanwhile: the
+ * second after the spike, reads miss behind writes at twice the depth
+ * though each is as fast as before the stall. That second is the spike's
+ * and held as well (Kyber cuts them back by itself); a third miss is cut.
+ * Writes still slower than before (a slow device) are no aftermath: cut
+ * on the second second, as before.
+ */
+static void test_spike_aftermath_held(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, held;
+	struct controller c, slow;
+	struct ctl_decision d;
+
+	steady_at_2ms(&c, &cur, 30);
+	held = cur;
+	slow = c;
+	held_writes(&c, &cur, 6 * MSEC, &d);
+	assert_false(d.write);
+	grown_writes(&c, &cur, 3 * MSEC, 26, 13 * MSEC, &d);
+	assert_false(d.write);
+	assert_non_null(strstr(d.reason, "right after a spike"));
+	assert_int_equal(ctl_levels_missed_count(&c.levels, c.level), 0);
+	grown_writes(&c, &cur, 3 * MSEC, 20, 13 * MSEC, &d);
+	assert_true(d.write);
+	assert_true(cur.write_ns > held.write_ns);
+
+	cur = held;
+	held_writes(&slow, &cur, 6 * MSEC, &d);
+	assert_false(d.write);
+	grown_writes(&slow, &cur, 3 * MSEC, 26, 20 * MSEC, &d);
+	assert_true(d.write);
+	assert_true(cur.write_ns > held.write_ns);
+}
+
 /*
  * The baseline is the device as it was when throttling began: a probe
  * that has not cut the writes for real within CTL_O8_PROBE_INTERVALS ends
@@ -239,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_recent_misses),
 		cmocka_unit_test(test_free_p99_after_slow_device),
 		cmocka_unit_test(test_spike_held_a_second),
+		cmocka_unit_test(test_spike_aftermath_held),
 		cmocka_unit_test(test_o8_probe_expires),
 	};
 
