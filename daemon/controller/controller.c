@@ -56,7 +56,6 @@ void controller_relearn(struct controller *c)
 	ctl_interference_forget(&c->o8);
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
-	ctl_aim_forget(&c->aim);
 	c->protecting = c->infeasible = c->device_slow = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
 	c->read_scale = c->calm_read_scale = 1.0;
@@ -100,13 +99,8 @@ void ctl_go_open(struct controller *c, const struct ctl_sample *s, const struct 
 
 uint64_t ctl_protect_read_target(const struct controller *c)
 {
-	uint64_t t = ctl_read_target(&c->goal, c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT,
-				     c->read_scale);
-
-	/* Out of reach, reads count as hurt only once worse than the most
-	 * throttling gave them (ctl-aim.c); scaled down as any read target
-	 * where their tail is not in their device P90 (R256: queued in Kyber). */
-	return c->infeasible ? MAX(t, (uint64_t)(c->read_scale * (double)c->aim.read_p90_ns)) : t;
+	return ctl_read_target(&c->goal, c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT,
+			       c->read_scale);
 }
 
 void ctl_protect_targets(const struct controller *c, struct ctl_decision *d)
@@ -165,7 +159,6 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 	ctl_interference_forget(&c->o8);
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
-	ctl_aim_forget(&c->aim);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = c->device_slow = false;
@@ -187,8 +180,7 @@ static bool at_risk(const struct controller *c, uint64_t metric)
 
 /*
  * A verdict of infeasible stands until reads are clearly within the goal
- * (clearly_ok) for a few seconds in a row (ctl-aim.c): at its edge it
- * would flap with every second's noise. If it
+ * (clearly_ok): at its edge it would flap with every second's noise. If it
  * came with the writes at depth 1, the device was slow (a GC storm), and
  * what the misses since reads last met the goal taught goes now: the
  * levels' misses (ctl_levels_recent_disturbed()) and the free-running P99
@@ -199,7 +191,7 @@ static bool judge_infeasible(struct controller *c, bool clearly_ok, bool met)
 {
 	bool fast_again = clearly_ok && c->device_slow;
 
-	if (ctl_aim_within(&c->aim, clearly_ok))
+	if (clearly_ok)
 		c->infeasible = false;
 	if (fast_again) {
 		ctl_levels_forgive_disturbed(&c->levels);
@@ -230,22 +222,13 @@ static void say_disturbance(const struct controller *c, const struct ctl_sample 
 		ctl_say(d, "%s (host steal %.0f%%, over its usual)", r, 100 * s->host_steal);
 }
 
-static void say_aim(const struct controller *c, uint64_t goal_ns, struct ctl_decision *d)
-{
-	char r[sizeof(d->reason)], a[DURATION_BUF_MAX], g[DURATION_BUF_MAX];
-
-	snprintf(r, sizeof(r), "%s", d->reason);
-	ctl_say(d, "%s (goal %s out of reach: aiming at %s, the best reads the most throttling gave)", r,
-		format_duration(g, sizeof(g), goal_ns), format_duration(a, sizeof(a), c->goal.read_ns));
-}
-
 static void decide(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		   struct ctl_decision *d)
 {
 	const struct goal *g = &c->goal;
 	char shift[96] = "", m[DURATION_BUF_MAX];
 	enum ctl_shift kind;
-	uint64_t metric = 0, goal_ns;
+	uint64_t metric = 0;
 	bool calm_again, fast_again = false, spike = false;
 
 	memset(d, 0, sizeof(*d));
@@ -265,7 +248,6 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	}
 	if (c->pull_hold)
 		c->pull_hold--;
-	ctl_aim_tick(&c->aim);
 
 	kind = ctl_regime_shifted(&c->regime, s, shift, sizeof(shift));
 	if (kind != CTL_SHIFT_NONE)
@@ -274,7 +256,6 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->goal_known = true;
 		d->metric_ns = metric;
 		d->goal_met = metric <= g->read_ns;
-		c->aim.met |= d->goal_met;
 		spike = ctl_spike_update(&c->spike, g, metric, c->decided && c->since_write >= 1 &&
 					 writes_active(s), s->write.kyber_depth,
 					 s->write.total_p99_ns);
@@ -283,15 +264,8 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		fast_again = judge_infeasible(c, ctl_metric_judge(g, &c->metric, metric) >= V_OK, d->goal_met);
 	}
 	format_duration(m, sizeof(m), metric);
-	/* The second of a descent from the top (ctl-aim.c) is the writes
-	 * growing back, not running free. */
-	ctl_regime_learn_writes(&c->regime, s, (!c->protecting && !(c->aim.descending && c->aim.age == 1)) ||
+	ctl_regime_learn_writes(&c->regime, s, !c->protecting ||
 				s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP);
-	/* Out of reach, the law aims at the best reads the device gives
-	 * (ctl-aim.c): everything below judges and steers by that. */
-	goal_ns = g->read_ns;
-	if (c->infeasible)
-		c->goal.read_ns = ctl_aim_read_ns(&c->aim, goal_ns);
 
 	if (g->mode == GOAL_MODE_THROUGHPUT || g->mode == GOAL_MODE_BALANCED) {
 		ctl_go_open(c, s, cur, d);
@@ -356,12 +330,6 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 			ctl_say(d, "%s; %s", shift, r);
 		}
 	}
-	/* A descent that ends at the open point within the aim is done. */
-	if (!c->protecting && ctl_aim_descent_judged(&c->aim))
-		c->aim.descending = false;
-	if (c->goal.read_ns != goal_ns)
-		say_aim(c, goal_ns, d);
-	c->goal.read_ns = goal_ns;
 	if (c->infeasible && d->state == CTL_TRACKING)
 		d->state = CTL_INFEASIBLE;
 	say_disturbance(c, s, calm_again, fast_again, d);

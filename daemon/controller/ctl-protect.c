@@ -49,11 +49,6 @@ static int cut_level(const struct controller *c, const struct ctl_sample *s, uin
 	if (depth && s->write.outstanding < depth)
 		want *= MAX(s->write.outstanding, 1.0) / depth;
 	b = (int)clampd(round(4 * want - 1) - c->miss_streak, 0, 2);
-	/* A descent from the top cuts gently: Kyber, cutting by a quarter a
-	 * window, stops near the depth where reads are as good as at depth
-	 * 1 instead of overshooting to it (ctl-aim.c). */
-	if (c->aim.descending)
-		b = 2;
 	return ctl_level_at_least((double)s->write.total_p99_ns / bucket_middle[b]);
 }
 
@@ -71,9 +66,7 @@ void ctl_engage(struct controller *c, const struct ctl_sample *s, uint64_t metri
 {
 	int open = ctl_open_level(c, s);
 
-	/* A descent's misses are its own (ctl-aim.c), undone by it. */
-	if (!c->aim.descending)
-		ctl_levels_missed(&c->levels, CTL_LEVEL_OPEN, miss_weight(c, metric), c->host.disturbed);
+	ctl_levels_missed(&c->levels, CTL_LEVEL_OPEN, miss_weight(c, metric), c->host.disturbed);
 	c->protecting = true;
 	c->read_scale = 1.0;
 	c->lower_step = 1;
@@ -101,7 +94,7 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 	if (settled)
 		c->miss_streak++;
 	/* Right after a step down, the miss is that step's doing. */
-	if ((settled || c->last_move < 0) && !c->aim.descending)
+	if (settled || c->last_move < 0)
 		ctl_levels_missed(&c->levels, c->level, miss_weight(c, metric), c->host.disturbed);
 	if (settled && metric < CTL_CLEAR_MISS * c->goal.read_ns && ctl_levels_rare_miss(&c->levels, c->level)) {
 		/* The goal must hold in 95% of the seconds, not in all: a level
@@ -458,42 +451,6 @@ static bool below_floor(struct controller *c, const struct ctl_sample *s, enum c
 	return true;
 }
 
-/*
- * The descent from the top while the goal is out of reach (ctl-aim.c):
- * throttling off for a second when one is due (descend), and once past
- * its grace, back to the level it left on a miss of the aim, or done on a
- * settled interval within it. True when it decided the interval.
- */
-static bool descent(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		    enum ctl_verdict v, bool descend, bool settled, struct ctl_decision *d, const char *m,
-		    const char *g)
-{
-	if (descend) {
-		c->aim.level = c->level;
-		c->aim.read_scale = c->read_scale;
-		ctl_go_open(c, s, cur, d);
-		c->last_move = -1;
-		ctl_say(d, "read P%g %s within the best reachable %s at depth 1: throttling off for a second, "
-			"to cut the writes again from the top against it", c->goal.read_pct, m, g);
-		return true;
-	}
-	if (!ctl_aim_descent_judged(&c->aim))
-		return false;
-	if (v != V_MISS) {
-		if (settled)
-			c->aim.descending = false;
-		return false;
-	}
-	/* Kyber did not find the reads' best with more writes: back to the
-	 * setting the descent left. */
-	c->aim.descending = false;
-	c->read_scale = c->aim.read_scale;
-	ctl_set_level(c, c->aim.level, +1, d);
-	ctl_say(d, "read P%g %s over the best reachable %s after a descent from the top: back to the most "
-		"throttling (write target %.3gms)", c->goal.read_pct, m, g, (double)ctl_level_ns(c->level) / 1e6);
-	return true;
-}
-
 void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		 uint64_t metric, struct ctl_decision *d)
 {
@@ -501,19 +458,9 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	bool settled = c->since_write >= 1 && (depth ? depth == c->prev_write_depth : c->since_write >= 2);
 	char m[DURATION_BUF_MAX], g[DURATION_BUF_MAX];
 	enum ctl_verdict v = ctl_metric_judge(&c->goal, &c->metric, metric);
-	bool descend = false;
 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
-	/* What the most throttling gives the reads, learned before the
-	 * verdict too, so that the aim is ready with it. */
-	if (settled && (depth == 1 || c->level >= ctl_max_level(c, s))) {
-		ctl_aim_learn(&c->aim, metric, s->read.device_p90_ns);
-		/* Not while the host is disturbed: the writes' free-running
-		 * figures would be learned from it. */
-		descend = c->infeasible && depth == 1 && !c->host.disturbed && !c->host.passing &&
-			  ctl_aim_descent_due(&c->aim, v != V_MISS);
-	}
 	ctl_protect_targets(c, d);
 	ctl_probe_update(&c->probe, settled, c->spike.steady);
 	if (v == V_MISS)
@@ -532,8 +479,6 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 		c->miss_streak = 0;
 		forgive(c, s, settled);
 	}
-	if (descent(c, s, cur, v, descend, settled, d, m, g))
-		return;
 	if (drifted(c, s, v, d)) {
 		c->slack_streak = 0;
 	} else if (v == V_MISS) {
