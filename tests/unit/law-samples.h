@@ -83,3 +83,13 @@ static inline void steady_at_2ms(struct controller *c, struct kyber_targets *cur
 	for (unsigned i = 0; i < n; i++)
 		held_writes(c, cur, 1700 * USEC, &d);
 }
+
+/* steady_at_2ms() for 30 intervals, and a copy of the controller and its
+ * targets there: one steady run, two futures to compare. */
+static inline void steady_fork(struct controller *c, struct controller *copy, struct kyber_targets *cur,
+			       struct kyber_targets *held)
+{
+	steady_at_2ms(c, cur, 30);
+	*held = *cur;
+	*copy = *c;
+}

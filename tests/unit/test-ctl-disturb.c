@@ -182,9 +182,7 @@ static void test_spike_held_a_second(void **state)
 	struct ctl_decision d;
 	double ceiling;
 
-	steady_at_2ms(&c, &cur, 30);
-	held = cur;
-	repeat = c;
+	steady_fork(&c, &repeat, &cur, &held);
 	ceiling = ctl_metric_ceiling(&c.metric);
 	held_writes(&c, &cur, 6 * MSEC, &d);
 	assert_false(d.write);
@@ -234,9 +232,7 @@ static void test_spike_aftermath_held(void **state)
 	struct controller c, slow;
 	struct ctl_decision d;
 
-	steady_at_2ms(&c, &cur, 30);
-	held = cur;
-	slow = c;
+	steady_fork(&c, &slow, &cur, &held);
 	held_writes(&c, &cur, 6 * MSEC, &d);
 	assert_false(d.write);
 	grown_writes(&c, &cur, 3 * MSEC, 26, 13 * MSEC, &d);

@@ -303,9 +303,7 @@ static void test_rare_miss_holds(void **state)
 	struct controller c, far;
 	struct ctl_decision d;
 
-	steady_at_2ms(&c, &cur, 30);
-	held = cur;
-	far = c;
+	steady_fork(&c, &far, &cur, &held);
 	held_writes(&c, &cur, 2100 * USEC, &d);
 	assert_false(d.write);
 	assert_non_null(strstr(d.reason, "rare miss"));
