@@ -191,10 +191,10 @@ void ctl_spike_forget(struct ctl_spike *k);
 /* The targets changed: the run of seconds without a miss starts again. */
 void ctl_spike_moved(struct ctl_spike *k);
 /* Once per interval with a read metric (settled: the targets in force for
- * a whole interval), Kyber's write depth and the writes' P99. True when this interval's
- * miss is held as a possible spike, or as the second after one with the
- * writes grown by it: the law leaves the targets and the levels' record
- * alone. */
+ * a whole interval), Kyber's write depth and the writes' P99. True when
+ * this interval's miss is held as a possible spike, or as the second
+ * after one with the writes grown by it: the law leaves the targets and
+ * the levels' record alone. */
 bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric, bool settled,
 		      uint32_t write_depth, uint64_t write_p99_ns);
 

@@ -18,9 +18,10 @@
  * windows. So a miss right after a held one, with Kyber's write depth
  * above the one of the steady run but each write no slower than then (the
  * stall is over: a slow device, a GC storm, keeps them slow), is the
- * spike's too and held once more; a third miss in a row is acted on. A near miss is the noise of a level
- * at its edge, judged on the level's record (ctl-levels.c, rare misses),
- * not here.
+ * spike's too and held once more; a third miss in a row is acted on.
+ *
+ * A near miss is the noise of a level at its edge, judged on the level's
+ * record (ctl-levels.c, rare misses), not here.
  */
 #include <string.h>
 
