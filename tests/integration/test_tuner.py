@@ -11,6 +11,8 @@ flashsim runs in this VM's CPUs: seconds in which the host stole more than
 5% of them (tests/lib/hoststeal.py) measure the host, not the tuner, and
 are left out of the per-window judgements (each test prints how many); a
 test skips when fewer than half of its windows are left.
+test_goal_met_and_writes_kept leaves out the RECOVERY_S after each such
+second too.
 """
 
 import glob
@@ -27,10 +29,11 @@ from tests.lib.daemon import json_lines
 
 GOAL_NS = 2_000_000
 GOAL = "read-p99=2ms"
-# Steady state: target changes in the minute after STEADY_FROM_S. The
-# controller's bound is 6 a minute (pulses included): a change is a plain
-# sysfs store, but the Kyber window after it mixes old and new buckets and
-# the tuner discards the next 300 ms of data. That bound is judged where it
+# Steady state: target changes in the calm seconds (below) of the minute
+# after STEADY_FROM_S, per calm minute. The controller's bound is 6 a
+# minute (pulses included): a change is a plain sysfs store, but the Kyber
+# window after it mixes old and new buckets and the tuner discards the
+# next 300 ms of data. That bound is judged where it
 # is deterministic, on every cell of the simulator matrix (make
 # tuner-matrix). Here the bound is twice that: flashsim serves I/O from this
 # VM's CPUs, and host hiccups the steal counter does not show (write P99
@@ -42,18 +45,26 @@ STEADY_CHANGES_PER_MIN = 12
 STEADY_FROM_S = 15
 STEADY_S = 60
 GOAL_RUN_S = STEADY_FROM_S + STEADY_S
+# The seconds a disturbance and the RECOVERY_S after it are not judged:
+# the tuner cuts while the host holds the machine (reads need it then) and
+# returns step by step once it has passed, each step a target change (one
+# CI run: 12 s of 8-23% steal, then changes 1, 4 and 7 s after). 10 s is
+# the issue's bound for writes to be back after a disturbance, judged in
+# the simulator. The test skips when fewer than half of the seconds after
+# CONVERGE_S are left (that CI run: 20 of 67).
+RECOVERY_S = 10
 # Properties with margin on this noisy host (the quantitative bounds are
 # the simulator's and the benchmarks'): the goal is first met within
 # CONVERGE_S (the simulator's bound is 5 s; Kyber evaluates slow reads
 # about once a second, and the host delays flashsim's replies); met in
-# MET_SHARE of the undisturbed windows after that (the simulator's bound
+# MET_SHARE of the calm windows after that (the simulator's bound
 # is 95%; here flashsim's write latency jumps now and then from 13 to
 # 27-34 ms for a second, unseen by the steal counter, Kyber grows the
 # writes past the level, and reads miss for 2-4 s until the tuner has cut
 # them back: 85-100% of the windows were met in the runs measured, so 75%
 # keeps a margin and still fails a tuner that leaves reads over the goal);
 # with writes at WRITES_KEPT_SHARE of scheduler none's or more, the median
-# of the undisturbed seconds after 10 s (the best static setting keeps
+# of the calm seconds after 10 s (the best static setting keeps
 # 85-100% of them on this profile; the untuned tuner this replaced kept
 # 10-40% on other devices). The tuner answers the host's misses: it cuts
 # writes and counts the miss against their level, so under host steal it
@@ -158,39 +169,47 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
         lines = stop_tuner(d)
         windows = fio.window_p99(f"{tmp}/r")
         w_log = fio_log_values(f"{tmp}/w", "iops")  # tmp is gone after this block
-    clean, bad = steal.clean(start, windows, "R1+W256 under the tuner")
+    bad = steal.disturbed_windows(start, [ms for ms, _ in windows])
+    calm = steal.calm_windows(start, [ms for ms, _ in windows], RECOVERY_S)
+    print(f"\nR1+W256 under the tuner: {len(bad)} of {len(windows)} seconds disturbed by host CPU "
+          f"steal {sorted(bad)} (ms); {len(windows) - len(calm)} left out with the {RECOVERY_S} s after each")
     first_ok = next((ms for ms, p in windows if p <= GOAL_NS), None)
-    late = [p for ms, p in clean if ms > CONVERGE_S * 1000 + 100]
+    after = [(ms, p) for ms, p in windows if ms > CONVERGE_S * 1000 + 100]
+    late = [p for ms, p in after if ms in calm]
+    if len(late) * 2 < len(after):
+        pytest.skip(f"only {len(late)} of the {len(after)} seconds after {CONVERGE_S} s neither disturbed "
+                    f"by host CPU steal nor in the {RECOVERY_S} s after that")
     met = sum(p <= GOAL_NS for p in late) / len(late)
-    w_bad = steal.disturbed_windows(start, [ms for ms, _ in w_log])
-    w_clean = [v for ms, v in w_log if ms > 10000 and ms not in w_bad]
+    w_calm = steal.calm_windows(start, [ms for ms, _ in w_log], RECOVERY_S)
+    w_late = [v for ms, v in w_log if ms > 10000 and ms in w_calm]
     assert len(w_log) >= 50, w_log
-    if len(w_clean) < 10:
-        pytest.skip(f"only {len(w_clean)} seconds after 10 s undisturbed by host CPU steal")
-    tuned_write = sorted(w_clean)[len(w_clean) // 2]
+    tuned_write = sorted(w_late)[len(w_late) // 2]
     print(f"first window meeting the goal ends at {first_ok} ms; met in {met:.0%} of "
-          f"{len(late)} undisturbed windows after {CONVERGE_S} s; read P99 overall "
+          f"{len(late)} calm windows after {CONVERGE_S} s; read P99 overall "
           f"{res['r'].read_clat_ns[99.0] / 1e3:.0f} us")
-    print(f"tuned write IOPS {tuned_write:.0f} (median of {len(w_clean)} undisturbed seconds after "
+    print(f"tuned write IOPS {tuned_write:.0f} (median of {len(w_late)} calm seconds after "
           f"10 s; whole run {res['w'].write_iops:.0f}); scheduler none {none_w:.0f}")
     # Within CONVERGE_S, unless the host held the machine in the seconds before.
     assert first_ok is not None, windows[:8]
     assert first_ok <= CONVERGE_S * 1000 + 100 or \
         any(ms in bad for ms, _ in windows if ms <= first_ok), windows[:8]
-    assert met >= MET_SHARE, [(ms, round(p / 1e3)) for ms, p in windows]
+    assert met >= MET_SHARE, [(ms, round(p / 1e3), ms in calm) for ms, p in windows]
     assert tuned_write >= WRITES_KEPT_SHARE * none_w, (tuned_write, none_w)
 
-    # Steady state: changes in the STEADY_S after STEADY_FROM_S; a change
-    # in the 3 s after a disturbed second answers the host, not the workload.
+    # Steady state: the changes in the calm seconds after STEADY_FROM_S,
+    # per calm minute.
     changes = [l for l in lines if l["tuner"]["changed"]]
-    t_first = lines[0]["time_ns"]
-    late_changes = [l for l in changes if l["time_ns"] - t_first > STEADY_FROM_S * 1e9
-                    and not steal.disturbed(l["time_ns"] / 1e9 - 3, l["time_ns"] / 1e9)]
-    per_min = len(late_changes) * 60 / STEADY_S
-    print(f"target changes: {len(changes)} in all, {len(late_changes)} in the {STEADY_S} s after "
-          f"{STEADY_FROM_S} s and not after a disturbance ({per_min:.1f}/min; bound {STEADY_CHANGES_PER_MIN})")
+    steady = [ms for ms, _ in windows if ms > STEADY_FROM_S * 1000 and ms in calm]
+
+    def at(l):
+        return l["time_ns"] / 1e6 - start * 1000
+
+    late_changes = [l for l in changes if any(e - 1000 < at(l) <= e for e in steady)]
+    per_min = len(late_changes) * 60 / len(steady)
+    print(f"target changes: {len(changes)} in all, {len(late_changes)} in the {len(steady)} calm seconds "
+          f"after {STEADY_FROM_S} s ({per_min:.1f}/min; bound {STEADY_CHANGES_PER_MIN})")
     assert per_min <= STEADY_CHANGES_PER_MIN, [
-        (round((l["time_ns"] - t_first) / 1e9), l["tuner"]["reason"]) for l in late_changes]
+        (round(at(l) / 1e3), l["tuner"]["reason"]) for l in late_changes]
     assert all(l["tuner"]["reason"] for l in changes)
     assert time.monotonic() - t0 < 300
 

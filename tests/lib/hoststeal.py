@@ -104,6 +104,16 @@ class Monitor:
                 out.add(end)
         return out
 
+    def calm_windows(self, start, ends_ms, recovery_s):
+        """The ends of the windows of `ends_ms` neither disturbed nor within
+        recovery_s after a disturbed one: what a controller does in the
+        seconds after a disturbance is its return from it (a cut made
+        while the host held the machine is undone step by step), not its
+        steady state."""
+        bad = sorted(self.disturbed_windows(start, ends_ms))
+        return {e for e in ends_ms
+                if not any(b - 1000 < e <= b + recovery_s * 1000 for b in bad)}
+
     def clean(self, start, windows, what):
         """The one-second windows [(end_ms, value)] of a run that began at
         `start`, without those the host disturbed, and the set of the

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The host-steal bookkeeping the kernel tests judge with (no root, no
+I/O): which one-second windows a recorded steal counter marks disturbed,
+and which are calm (neither disturbed nor in the recovery after)."""
+
+from tests.lib import hoststeal
+
+
+def monitor(stolen_s_per_second):
+    """A Monitor as if it had sampled once a second from t=0, the host
+    taking stolen_s_per_second[i] CPU-seconds in second i."""
+    m = hoststeal.Monitor()
+    total = 0.0
+    m.times, m.steal = [0.0], [0.0]
+    for i, s in enumerate(stolen_s_per_second):
+        total += s
+        m.times.append(float(i + 1))
+        m.steal.append(total)
+    return m
+
+
+def test_calm_windows_leave_out_the_recovery_after_a_disturbance():
+    heavy = 0.5 * hoststeal.NCPU  # half of all CPUs
+    m = monitor([0] * 10 + [heavy] * 2 + [0] * 28)
+    ends = [1000 * i for i in range(1, 41)]
+    bad = m.disturbed_windows(0, ends)
+    # Seconds 11 and 12, widened by the pad and the hangover.
+    assert {11000, 12000} <= bad and 9000 not in bad and 15000 not in bad
+    calm = m.calm_windows(0, ends, recovery_s=10)
+    assert not calm & bad
+    last_bad = max(bad)
+    assert all(e not in calm for e in ends if last_bad < e <= last_bad + 10000)
+    assert all(e in calm for e in ends if e > last_bad + 10000)
+    assert all(e in calm for e in ends if e < min(bad))
+
+
+def test_calm_windows_all_calm_without_steal():
+    m = monitor([0] * 20)
+    ends = [1000 * i for i in range(1, 21)]
+    assert m.calm_windows(0, ends, recovery_s=10) == set(ends)
+    assert not m.disturbed_windows(0, ends)
