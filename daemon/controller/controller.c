@@ -298,7 +298,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		ctl_say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
 			g->read_pct, (unsigned long long)c->metric.window_n,
 			(unsigned long long)controller_samples_needed(g->read_pct));
-	} else if (spike && c->spike.aftermath) {
+	} else if (spike && c->spike.held == CTL_SPIKE_AFTERMATH) {
 		d->state = c->last_state;
 		ctl_say(d, "read P%g %s over goal right after a spike that let Kyber grow the writes (depth %u, "
 			"%u before it): holding a second more while Kyber cuts them back", g->read_pct, m,

@@ -96,10 +96,15 @@ struct ctl_interference {
 
 /* A far miss after a steady run, held a second to see whether it passes
  * (ctl-spike.c). */
+enum ctl_spike_hold {
+	CTL_SPIKE_NONE,			/* the last interval's miss, if any, was acted on */
+	CTL_SPIKE_HELD,			/* ... held as a possible spike */
+	CTL_SPIKE_AFTERMATH,		/* ... held as the second after one, Kyber's writes grown in it */
+};
+
 struct ctl_spike {
 	unsigned steady;		/* settled intervals without a miss at the targets in force */
-	bool held;			/* the last interval's miss was held */
-	bool aftermath;			/* ... as the second after a spike, Kyber's writes grown in it */
+	enum ctl_spike_hold held;
 	uint32_t depth;			/* Kyber's write depth in the steady run (0: unknown) */
 	uint64_t write_p99_ns;		/* the writes' P99 then */
 };

@@ -43,7 +43,7 @@ bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric
 	bool far = (double)metric > CTL_CLEAR_MISS * (double)g->read_ns;
 
 	if (metric <= g->read_ns) {
-		k->held = k->aftermath = false;
+		k->held = CTL_SPIKE_NONE;
 		if (settled) {
 			k->steady++;
 			k->depth = write_depth;
@@ -51,20 +51,20 @@ bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric
 		}
 		return false;
 	}
-	if (k->held && !k->aftermath && k->depth && write_depth > k->depth &&
+	if (k->held == CTL_SPIKE_HELD && k->depth && write_depth > k->depth &&
 	    write_p99_ns <= k->write_p99_ns) {
-		k->aftermath = true;
+		k->held = CTL_SPIKE_AFTERMATH;
 		return true;
 	}
 	/* The run of seconds without a miss starts again after any miss, a
 	 * held one included: at most one second in CTL_SPIKE_STEADY + 1 is
 	 * held, and a spike that comes back sooner is treated as a miss. */
-	if (k->held || !far || !settled || k->steady < CTL_SPIKE_STEADY) {
-		k->held = k->aftermath = false;
+	if (k->held != CTL_SPIKE_NONE || !far || !settled || k->steady < CTL_SPIKE_STEADY) {
+		k->held = CTL_SPIKE_NONE;
 		k->steady = 0;
 		return false;
 	}
-	k->held = true;
+	k->held = CTL_SPIKE_HELD;
 	k->steady = 0;
 	return true;
 }
