@@ -251,19 +251,48 @@ def status_json(bus, dev, user=None):
 
 class SignalWatch:
     """The Manager's signals on the bus, as busctl monitor sees them, read
-    by a thread. busctl is stopped by PID (stop()). Monitoring starts
-    asynchronously: ready() waits until a signal the caller provokes has
-    been seen, so no later signal can be missed."""
+    by a thread. busctl is stopped by PID (stop()). busctl becomes a
+    monitor some time after it starts (longer on a loaded host), and a
+    signal sent before that is lost: the constructor returns once the
+    monitor is live, which it shows by seeing the bus's NameOwnerChanged
+    for short connections made until it does (its match rules all take
+    effect at once)."""
+
+    LIVE_TIMEOUT_S = 20.0
+    PROBE_EVERY_S = 0.5
 
     def __init__(self, bus, members=("DeviceAdded", "DeviceRemoved")):
         import threading
+        self.members = set(members)
         matches = [f"--match=type='signal',interface='{MANAGER_IFACE}',member='{m}'" for m in members]
+        matches.append("--match=type='signal',sender='org.freedesktop.DBus',"
+                       "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         self.proc = subprocess.Popen(["busctl", f"--address={bus.address}", "monitor", "--json=short", *matches],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.seen = []
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
+        try:
+            self._wait_live(bus)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_live(self, bus):
+        deadline = time.monotonic() + self.LIVE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"busctl monitor exited with {self.proc.returncode}")
+            run(bus, ["busctl", f"--address={bus.address}", "call", "org.freedesktop.DBus",
+                      "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId"], timeout=10)
+            probe_end = time.monotonic() + self.PROBE_EVERY_S
+            while time.monotonic() < probe_end:
+                with self._lock:
+                    if any(m == "NameOwnerChanged" for m, _, _ in self.seen):
+                        return
+                time.sleep(0.05)
+        raise RuntimeError(f"busctl monitor not live after {self.LIVE_TIMEOUT_S:.0f} s")
 
     def _read(self):
         for line in self.proc.stdout:
@@ -276,9 +305,10 @@ class SignalWatch:
                                   msg.get("timestamp-realtime", 0) / 1e6))
 
     def signals(self):
-        """(member, device name) in the order they came."""
+        """(member, device name) of the watched members, in the order they
+        came."""
         with self._lock:
-            return [(member, name) for member, name, _ in self.seen]
+            return [(member, name) for member, name, _ in self.seen if member in self.members]
 
     def time_of(self, member, name):
         """When the bus had the last such signal (time.time() scale), or None."""

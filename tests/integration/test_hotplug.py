@@ -148,9 +148,8 @@ def waiting(bus):
     return {dev: (goal, source) for dev, goal, source in waiting_all(bus)}
 
 
-def signals_live(bus, watch, other):
-    """Waits until the monitor is live: it has seen the DeviceAdded of a
-    goal set on other (attached here), which stays tuned."""
+def tune_other(bus, watch, other):
+    """A goal set on other (attached here) tunes it: its DeviceAdded comes."""
     other.attach("other")
     ok(tunectl(bus, "set-goal", other.name, "read-p99=3ms scheduler=kyber"))
     assert watch.wait("DeviceAdded", other.name), watch.signals()
@@ -169,7 +168,7 @@ def test_goal_waits_for_its_disk_and_follows_it(bus, tmp, loops, daemon_factory)
     watch = SignalWatch(bus)
     try:
         lo, other = loops(), loops()
-        signals_live(bus, watch, other)
+        tune_other(bus, watch, other)
         ok(tunectl(bus, "clear-goal", other.name))
 
         res = ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms scheduler=kyber"))
@@ -315,7 +314,7 @@ def test_udev_events(bus, tmp, loops, daemon_factory):
         watch = SignalWatch(bus)
         try:
             lo, other = loops(), loops()
-            signals_live(bus, watch, other)
+            tune_other(bus, watch, other)
             ok(tunectl(bus, "set-goal", lo.name, "read-p99=1ms scheduler=kyber"))
             assert waiting(bus) == {lo.name: ("read-p99=1ms mode=latency scheduler=kyber", "runtime")}
             lo.attach("a")
