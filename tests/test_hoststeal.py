@@ -3,6 +3,8 @@
 I/O): which one-second windows a recorded steal counter marks disturbed,
 and which are calm (neither disturbed nor in the recovery after)."""
 
+import pytest
+
 from tests.lib import hoststeal
 
 
@@ -39,3 +41,17 @@ def test_calm_windows_all_calm_without_steal():
     ends = [1000 * i for i in range(1, 21)]
     assert m.calm_windows(0, ends, recovery_s=10) == set(ends)
     assert not m.disturbed_windows(0, ends)
+
+
+def test_clean_leaves_out_the_recovery_and_skips_when_most_is_left_out():
+    heavy = 0.5 * hoststeal.NCPU
+    m = monitor([0] * 10 + [heavy] * 2 + [0] * 28)
+    windows = [(1000 * i, i) for i in range(1, 41)]
+    kept, out = m.clean(0, windows, "test", recovery_s=10)
+    assert out == {ms for ms, _ in windows} - {ms for ms, _ in kept}
+    assert out >= m.disturbed_windows(0, [ms for ms, _ in windows])
+    assert len(out) >= 12 and all(ms > 22000 or ms < 10000 for ms, _ in kept)
+    plain, _ = m.clean(0, windows, "test")
+    assert len(plain) > len(kept)
+    with pytest.raises(pytest.skip.Exception):
+        m.clean(0, windows[5:25], "test", recovery_s=10)

@@ -14,7 +14,8 @@ left out, and skip when too few remain.
         ...                                   # the workload
         share = steal.share(t0, time.time())  # 0.0 .. 1.0 of all CPUs
         bad = steal.disturbed_windows(t0, [1000, 2000, ...])
-        kept, bad = steal.clean(t0, [(1000, v1), (2000, v2), ...], "what")
+        kept, out = steal.clean(t0, [(1000, v1), (2000, v2), ...], "what",
+                                recovery_s=10)
 
 Times are wall-clock seconds (time.time()), the clock of kyber-tuned's JSON
 lines.
@@ -104,7 +105,7 @@ class Monitor:
                 out.add(end)
         return out
 
-    def calm_windows(self, start, ends_ms, recovery_s):
+    def calm_windows(self, start, ends_ms, recovery_s=0):
         """The ends of the windows of `ends_ms` neither disturbed nor within
         recovery_s after a disturbed one: what a controller does in the
         seconds after a disturbance is its return from it (a cut made
@@ -112,17 +113,20 @@ class Monitor:
         steady state."""
         bad = sorted(self.disturbed_windows(start, ends_ms))
         return {e for e in ends_ms
-                if not any(b - 1000 < e <= b + recovery_s * 1000 for b in bad)}
+                if not any(b <= e <= b + recovery_s * 1000 for b in bad)}
 
-    def clean(self, start, windows, what):
+    def clean(self, start, windows, what, recovery_s=0):
         """The one-second windows [(end_ms, value)] of a run that began at
-        `start`, without those the host disturbed, and the set of the
-        disturbed ones' ends. Says which were left out; skips the test when
+        `start` that are calm (see calm_windows), and the set of the ends
+        of those left out. Says which were left out; skips the test when
         more than half were."""
-        bad = self.disturbed_windows(start, [ms for ms, _ in windows])
-        print(f"\n{what}: {len(bad)} of {len(windows)} seconds disturbed by host CPU steal, left out: "
-              f"{sorted(bad)} (ms)")
-        if len(bad) * 2 > len(windows):
-            pytest.skip(f"the host stole more than {DISTURBED_SHARE:.0%} of the CPUs in "
-                        f"{len(bad)} of {len(windows)} seconds ({what})")
-        return [(ms, v) for ms, v in windows if ms not in bad], bad
+        ends = [ms for ms, _ in windows]
+        calm = self.calm_windows(start, ends, recovery_s)
+        out = set(ends) - calm
+        after = f" and the {recovery_s} s after each" if recovery_s else ""
+        print(f"\n{what}: {len(out)} of {len(windows)} seconds disturbed by host CPU steal{after}, "
+              f"left out: {sorted(out)} (ms)")
+        if len(out) * 2 > len(windows):
+            pytest.skip(f"the host stole more than {DISTURBED_SHARE:.0%} of the CPUs in or just before "
+                        f"{len(out)} of {len(windows)} seconds ({what})")
+        return [(ms, v) for ms, v in windows if ms in calm], out
