@@ -6,7 +6,9 @@
  * storm; ctl-levels.c, ctl-regime.c), a second's spike and the second
  * after it while Kyber cuts back the writes it grew (ctl-spike.c), and
  * a device that slows down long after an O-8 probe began
- * (ctl-interference.c). Hand-made samples, no plant.
+ * (ctl-interference.c), and the way back after one, which stops on the
+ * level that ran the writes at their full rate (ctl-protect.c). Hand-made
+ * samples, no plant.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -275,6 +277,57 @@ static void test_o8_probe_expires(void **state)
 	assert_true(c.protecting);
 }
 
+/*
+ * After a disturbance the writes are held well above the level that ran
+ * them at their free-running rate before it, and reads have room: the
+ * slack steps, grown while reads stayed far under the goal, reach past
+ * that level. The law stops on it, one change, instead of taking
+ * throttling off, whose reads (at their free-running P99) would start it
+ * over from a cut. Without such a level it takes throttling off as before.
+ */
+static bool relaxed_to_open(struct controller *c, struct kyber_targets *cur)
+{
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+
+	memset(&s, 0, sizeof(s));	/* the open level is the learned one's */
+	c->level = ctl_open_level(c, &s) + 4;
+	c->lower_step = CTL_LOWER_MAX;
+	c->frozen = true;	/* no freeze: the writes were held there already */
+	cur->write_ns = ctl_level_ns(c->level);
+	for (unsigned i = 0; i < 2 * CTL_SLACK_INTERVALS; i++) {
+		flat_sample(&s, h, 300 * USEC, 12000, 8);
+		s.write.total_p99_ns = 17 * MSEC;
+		decide(c, &s, cur, &d);
+		if (d.write)
+			return !c->protecting;
+	}
+	fail_msg("no step down in %u intervals of slack", 2 * CTL_SLACK_INTERVALS);
+	return false;
+}
+
+static void test_return_stops_at_full_rate_level(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, cur2;
+	struct controller c, unknown;
+	struct ctl_sample s;
+	int full;
+
+	engaged_at_2ms(&c, &cur);
+	/* The engaging miss at the open point has faded (two half-lives). */
+	ctl_levels_forgive_below(&c.levels, 0);
+	memset(&s, 0, sizeof(s));
+	full = ctl_open_level(&c, &s) + 1;
+	unknown = c;
+	cur2 = cur;
+	ctl_levels_met(&c.levels, full, 16000, 13 * MSEC);
+	assert_false(relaxed_to_open(&c, &cur));
+	assert_int_equal(c.level, full);
+	assert_int_equal(cur.write_ns, ctl_level_ns(full));
+	assert_true(relaxed_to_open(&unknown, &cur2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_spike_held_a_second),
 		cmocka_unit_test(test_spike_aftermath_held),
 		cmocka_unit_test(test_o8_probe_expires),
+		cmocka_unit_test(test_return_stops_at_full_rate_level),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
