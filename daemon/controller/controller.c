@@ -56,6 +56,7 @@ void controller_relearn(struct controller *c)
 	ctl_interference_forget(&c->o8);
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
+	ctl_aim_forget(&c->aim);
 	c->protecting = c->infeasible = c->device_slow = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
 	c->read_scale = c->calm_read_scale = 1.0;
@@ -99,8 +100,13 @@ void ctl_go_open(struct controller *c, const struct ctl_sample *s, const struct 
 
 uint64_t ctl_protect_read_target(const struct controller *c)
 {
-	return ctl_read_target(&c->goal, c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT,
-			       c->read_scale);
+	uint64_t t = ctl_read_target(&c->goal, c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT,
+				     c->read_scale);
+
+	/* Out of reach, reads count as hurt only once worse than the most
+	 * throttling gave them (ctl-aim.c); scaled down as any read target
+	 * where their tail is not in their device P90 (R256: queued in Kyber). */
+	return c->infeasible ? MAX(t, (uint64_t)(c->read_scale * (double)c->aim.read_p90_ns)) : t;
 }
 
 void ctl_protect_targets(const struct controller *c, struct ctl_decision *d)
@@ -159,6 +165,7 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 	ctl_interference_forget(&c->o8);
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
+	ctl_aim_forget(&c->aim);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = c->device_slow = false;
@@ -180,8 +187,9 @@ static bool at_risk(const struct controller *c, uint64_t metric)
 
 /*
  * A verdict of infeasible stands until reads are clearly within the goal
- * (clearly_ok): at its edge it would flap with every second's noise. If it
- * came with the writes at depth 1, the device was slow (a GC storm), and
+ * (clearly_ok) for a few seconds in a row (ctl-aim.c): at its edge it
+ * would flap with every second's noise. If it came with the writes at
+ * depth 1, the device was slow (a GC storm), and
  * what the misses since reads last met the goal taught goes now: the
  * levels' misses (ctl_levels_recent_disturbed()) and the free-running P99
  * of the slow device. True when that happened. Misses of a streak that
@@ -191,7 +199,7 @@ static bool judge_infeasible(struct controller *c, bool clearly_ok, bool met)
 {
 	bool fast_again = clearly_ok && c->device_slow;
 
-	if (clearly_ok)
+	if (ctl_aim_within(&c->aim, clearly_ok))
 		c->infeasible = false;
 	if (fast_again) {
 		ctl_levels_forgive_disturbed(&c->levels);
@@ -222,13 +230,22 @@ static void say_disturbance(const struct controller *c, const struct ctl_sample 
 		ctl_say(d, "%s (host steal %.0f%%, over its usual)", r, 100 * s->host_steal);
 }
 
+static void say_aim(const struct controller *c, uint64_t goal_ns, struct ctl_decision *d)
+{
+	char r[sizeof(d->reason)], a[DURATION_BUF_MAX], g[DURATION_BUF_MAX];
+
+	snprintf(r, sizeof(r), "%s", d->reason);
+	ctl_say(d, "%s (goal %s out of reach: aiming at %s, the best reads the most throttling gave)", r,
+		format_duration(g, sizeof(g), goal_ns), format_duration(a, sizeof(a), c->goal.read_ns));
+}
+
 static void decide(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		   struct ctl_decision *d)
 {
 	const struct goal *g = &c->goal;
 	char shift[96] = "", m[DURATION_BUF_MAX];
 	enum ctl_shift kind;
-	uint64_t metric = 0;
+	uint64_t metric = 0, goal_ns;
 	bool calm_again, fast_again = false, spike = false;
 
 	memset(d, 0, sizeof(*d));
@@ -266,6 +283,11 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	format_duration(m, sizeof(m), metric);
 	ctl_regime_learn_writes(&c->regime, s, !c->protecting ||
 				s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP);
+	/* Out of reach, the law aims at the best reads the device gives
+	 * (ctl-aim.c): everything below judges and steers by that. */
+	goal_ns = g->read_ns;
+	if (c->infeasible)
+		c->goal.read_ns = ctl_aim_read_ns(&c->aim, goal_ns);
 
 	if (g->mode == GOAL_MODE_THROUGHPUT || g->mode == GOAL_MODE_BALANCED) {
 		ctl_go_open(c, s, cur, d);
@@ -330,6 +352,9 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 			ctl_say(d, "%s; %s", shift, r);
 		}
 	}
+	if (c->goal.read_ns != goal_ns)
+		say_aim(c, goal_ns, d);
+	c->goal.read_ns = goal_ns;
 	if (c->infeasible && d->state == CTL_TRACKING)
 		d->state = CTL_INFEASIBLE;
 	say_disturbance(c, s, calm_again, fast_again, d);

@@ -12,6 +12,9 @@
  *   struct ctl_levels        ctl-levels.c        what each write-target level did to reads
  *   struct ctl_interference  ctl-interference.c  whether throttling writes helps reads (O-8)
  *   struct ctl_host          ctl-host.c          whether the host disturbed the interval (steal)
+ *   struct ctl_spike         ctl-spike.c         whether a far miss is held as a spike
+ *   struct ctl_probe         ctl-probe.c         a step down from within the goal
+ *   struct ctl_aim           ctl-aim.c           what the law aims at while the goal is out of reach
  *   the rest of struct controller   controller.c the law: open or protecting;
  *                                    ctl-protect.c the level in force while protecting
  * and ctl-targets.c computes the targets themselves (pure functions).
@@ -109,6 +112,17 @@ struct ctl_spike {
 	uint64_t write_p99_ns;		/* the writes' P99 then */
 };
 
+/* While the goal is out of reach: the best reads the most throttling gave
+ * (ctl-aim.c). */
+struct ctl_aim {
+	uint64_t seen_ns[CTL_AIM_SECONDS];	/* settled P99s at the most throttling, a ring */
+	uint64_t seen_p90_ns[CTL_AIM_SECONDS];	/* and the reads' device P90s */
+	unsigned n, next;
+	uint64_t aim_ns;		/* what the law aims at (0: the goal) */
+	uint64_t read_p90_ns;		/* the lowest read target then (0: none) */
+	unsigned within;		/* seconds in a row clearly within the goal */
+};
+
 /* A step down from within the goal, to find room reads do not show
  * (ctl-probe.c). */
 struct ctl_probe {
@@ -136,6 +150,7 @@ struct controller {
 	struct ctl_host host;
 	struct ctl_spike spike;
 	struct ctl_probe probe;
+	struct ctl_aim aim;
 	/* The law (controller.c, ctl-protect.c). */
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */

@@ -219,6 +219,17 @@ uint64_t ctl_probe_failed(struct ctl_probe *p);
  * (once). */
 bool ctl_probe_draining(struct ctl_probe *p, bool settled);
 
+/* ctl-aim.c: what the law aims at while the goal is out of reach. */
+void ctl_aim_forget(struct ctl_aim *a);
+/* A settled second's metric and reads' device P90 at the most throttling
+ * (depth 1 or the highest level). */
+void ctl_aim_learn(struct ctl_aim *a, uint64_t metric, uint64_t read_p90_ns);
+/* The read latency the law aims at: the aim, never under the goal. */
+uint64_t ctl_aim_read_ns(const struct ctl_aim *a, uint64_t goal_ns);
+/* Once per interval with a metric: true (and the aim forgotten) once
+ * CTL_AIM_CLEAR of them in a row were clearly within the goal. */
+bool ctl_aim_within(struct ctl_aim *a, bool clearly_ok);
+
 /* ctl-interference.c: does throttling writes help reads (O-8)? */
 void ctl_interference_forget(struct ctl_interference *o);
 /* Throttling starts: remember the reads and writes before it, if the

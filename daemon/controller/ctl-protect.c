@@ -487,6 +487,10 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
+	/* What the most throttling gives the reads, learned before the
+	 * verdict too, so that the aim is ready with it (ctl-aim.c). */
+	if (settled && (depth == 1 || c->level >= ctl_max_level(c, s)))
+		ctl_aim_learn(&c->aim, metric, s->read.device_p90_ns);
 	ctl_protect_targets(c, d);
 	ctl_probe_update(&c->probe, settled, c->spike.steady);
 	if (v == V_MISS)

@@ -164,6 +164,26 @@
  * (a busy host) find one. */
 #define CTL_SPIKE_STEADY 5
 
+/* ---- A goal out of reach (ctl-aim.c) */
+
+/* Settled seconds at the most throttling whose median P99 the law aims
+ * at: the median of five passes over one noisy second either way, and
+ * five come within the 5 s a change has to be followed in. The aim is
+ * set from MIN of them on: the two seconds that give the verdict, so
+ * that it is in force once the law engages again (optane R4+W64: O-8
+ * takes throttling off a second after the verdict, and the law engages
+ * again 4 s later, against the aim, not the goal). */
+#define CTL_AIM_SECONDS 5
+#define CTL_AIM_MIN_SECONDS 2
+/* x that median: the aim. Reads "as good" as the best reachable are
+ * within 5% of it, about one histogram bucket (3.5%) and a little noise. */
+#define CTL_AIM_MARGIN 1.05
+/* Seconds in a row clearly within the goal (under its risk line) that
+ * end a verdict of infeasible: one such second at the edge of reach
+ * says nothing (loop over /dev/shm: single seconds at 43-56 us under a
+ * 57 us goal between misses); three are longer than the metric's window. */
+#define CTL_AIM_CLEAR 3
+
 /* ---- The host: intervals its hypervisor disturbed (ctl-host.c) */
 
 /* Steal over this share of the CPUs' time marks an interval disturbed:
