@@ -7,8 +7,10 @@
  * 1 (optane R4+W64: 167 us at depth 1 and at 16,000 writes alike), the
  * most throttling costs the writes for nothing. So once a verdict of
  * infeasible has CTL_AIM_MIN_SECONDS settled seconds at the most
- * throttling, the law judges, cuts, relaxes and probes against their
- * median, times CTL_AIM_MARGIN, instead of the goal. The read target goes
+ * throttling, the law judges, cuts and relaxes against their median,
+ * times CTL_AIM_MARGIN, instead of the goal (the probe's steady run still
+ * counts misses of the goal: counted against the aim, probes took the
+ * reads past what they gained the writes). The read target goes
  * no lower than the reads' device P90 there, times the same margin: one
  * under what the most throttling gives them keeps Kyber congested, and
  * the writes at depth 1, whatever the write target (optane R4+W64: reads
@@ -24,8 +26,9 @@
  * domain from depth 1 only on a P99 over 7/4 of its target, and on such a
  * device that target is under the open point's edge. A descent from the
  * top that forced it (throttling off for a second) cost 2-3 s of reads
- * at their free-running P99 where no depth kept them and made no cell of
- * the matrix better than the aim alone (docs/tuner.md).
+ * at their free-running P99 wherever no depth kept them, and allowed only
+ * on such devices it made no cell of the matrix better than the aim
+ * alone (docs/tuner.md).
  *
  * A second's P99 within the goal does not end the verdict: at the edge
  * of reach single seconds meet it, and each would restart the law from
