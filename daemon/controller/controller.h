@@ -117,7 +117,7 @@ struct ctl_spike {
 struct ctl_aim {
 	uint64_t seen_ns[CTL_AIM_SECONDS];	/* settled P99s at the most throttling, a ring */
 	uint64_t seen_p90_ns[CTL_AIM_SECONDS];	/* and the reads' device P90s */
-	unsigned n, next;
+	unsigned n, next;		/* seconds in the rings (up to CTL_AIM_SECONDS); the next slot */
 	uint64_t aim_ns;		/* what the law aims at (0: the goal) */
 	uint64_t read_p90_ns;		/* the lowest read target then (0: none) */
 	unsigned within;		/* seconds in a row clearly within the goal */

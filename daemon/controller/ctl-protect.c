@@ -300,26 +300,26 @@ static void forgive(struct controller *c, const struct ctl_sample *s, bool settl
 }
 
 /*
- * The level under this one nearest to it where the writes met the goal at
- * their free-running rate (c->regime's), or `open` if none: the open point
- * past it gains the writes nothing and gives the reads all of their
+ * The level under this one nearest to it, above `floor`, where the writes
+ * met the goal at their free-running rate (c->regime's), or `floor` if
+ * none: a step past it gains the writes nothing and gives the reads their
  * queue back. After a disturbance a step that grew while reads had room
- * (lower_step) reaches past such a level, and the open point's miss then
- * starts the law over from a cut (flash R1+W256 at a fifth, after CPU
- * contention: reads at 8.6 ms, and the writes back at their rate 16 s
+ * (lower_step) reaches past such a level, and a miss there starts the law
+ * over from a cut (flash R1+W256 at a fifth, after CPU contention: the
+ * open point, reads at 8.6 ms, and the writes back at their rate 16 s
  * after it, where the level held before it was one step away).
  */
-static int full_rate_level(const struct controller *c, int open)
+static int full_rate_level(const struct controller *c, int floor)
 {
 	double full = CTL_FULL_RATE * c->regime.w_free_iops;
 
-	for (int l = c->level - 1; l > open; l--) {
+	for (int l = c->level - 1; l > floor; l--) {
 		if (ctl_levels_unusable(&c->levels, l))
 			break;
 		if (full > 0 && ctl_levels_rate(&c->levels, l) >= full)
 			return l;
 	}
-	return open;
+	return floor;
 }
 
 /*
@@ -344,14 +344,12 @@ static bool relax(struct controller *c, const struct ctl_sample *s, uint64_t met
 		next--;
 	if (next > open && in_noise_band(s, next))
 		next = c->level;
+	next = full_rate_level(c, next);
 	if (next <= open && may_open && !ctl_levels_unusable(&c->levels, CTL_LEVEL_OPEN)) {
-		next = full_rate_level(c, open);
-		if (next <= open) {
-			ctl_go_open(c, s, cur, d);
-			c->last_move = -1;
-			ctl_say(d, "read P%g %s %s goal %s: throttling off", c->goal.read_pct, m, room, g);
-			return true;
-		}
+		ctl_go_open(c, s, cur, d);
+		c->last_move = -1;
+		ctl_say(d, "read P%g %s %s goal %s: throttling off", c->goal.read_pct, m, room, g);
+		return true;
 	}
 	next = MAX(next, open + 1);
 	if (next >= c->level)

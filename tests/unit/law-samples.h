@@ -61,16 +61,24 @@ static inline void engaged_at_2ms(struct controller *c, struct kyber_targets *cu
 	assert_true(c->protecting);
 }
 
+/* One interval of reads at read_ns beside writes at Kyber's depth `depth`:
+ * 2000 IOPS at depth 1, 15000 deeper. */
+static inline void at_depth(struct controller *c, struct kyber_targets *cur, uint64_t read_ns, uint32_t depth,
+			    struct ctl_decision *d)
+{
+	struct ctl_sample s;
+	hist_t h;
+
+	flat_sample(&s, h, read_ns, depth == 1 ? 2000 : 15000, depth);
+	decide(c, &s, cur, d);
+}
+
 /* One interval of reads at read_ns beside writes held at 15000 IOPS,
  * Kyber's write depth 13. */
 static inline void held_writes(struct controller *c, struct kyber_targets *cur, uint64_t read_ns,
 			       struct ctl_decision *d)
 {
-	struct ctl_sample s;
-	hist_t h;
-
-	flat_sample(&s, h, read_ns, 15000, 13);
-	decide(c, &s, cur, d);
+	at_depth(c, cur, read_ns, 13, d);
 }
 
 /* engaged_at_2ms(), then n intervals with reads at 1.7 ms (within the

@@ -55,17 +55,6 @@ static void test_aim_within(void **state)
 	assert_int_equal(a.read_p90_ns, 0);
 }
 
-/* One interval of reads at read_ns beside writes at Kyber's depth `depth`. */
-static void at_depth(struct controller *c, struct kyber_targets *cur, uint64_t read_ns, uint32_t depth,
-		     struct ctl_decision *d)
-{
-	struct ctl_sample s;
-	hist_t h;
-
-	flat_sample(&s, h, read_ns, depth == 1 ? 2000 : 15000, depth);
-	decide(c, &s, cur, d);
-}
-
 /* The read target the goal alone would give, at the same read scale. */
 static uint64_t goal_read_target(const struct controller *c)
 {

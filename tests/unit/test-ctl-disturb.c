@@ -282,50 +282,62 @@ static void test_o8_probe_expires(void **state)
  * them at their free-running rate before it, and reads have room: the
  * slack steps, grown while reads stayed far under the goal, reach past
  * that level. The law stops on it, one change, instead of taking
- * throttling off, whose reads (at their free-running P99) would start it
- * over from a cut. Without such a level it takes throttling off as before.
+ * throttling off (whose reads, at their free-running P99, would start it
+ * over from a cut) or stepping to a level under it that gains the writes
+ * nothing. Without such a level the step goes where it reaches.
  */
-static bool relaxed_to_open(struct controller *c, struct kyber_targets *cur)
+static int relaxed_from(struct controller *c, struct kyber_targets *cur, int above_open, uint64_t write_p99_ns)
 {
 	struct ctl_decision d;
 	struct ctl_sample s;
 	hist_t h;
 
 	memset(&s, 0, sizeof(s));	/* the open level is the learned one's */
-	c->level = ctl_open_level(c, &s) + 4;
+	c->level = ctl_open_level(c, &s) + above_open;
 	c->lower_step = CTL_LOWER_MAX;
 	c->frozen = true;	/* no freeze: the writes were held there already */
 	cur->write_ns = ctl_level_ns(c->level);
 	for (unsigned i = 0; i < 2 * CTL_SLACK_INTERVALS; i++) {
 		flat_sample(&s, h, 300 * USEC, 12000, 8);
-		s.write.total_p99_ns = 17 * MSEC;
+		s.write.total_p99_ns = write_p99_ns;
 		decide(c, &s, cur, &d);
 		if (d.write)
-			return !c->protecting;
+			return c->protecting ? c->level : -1;
 	}
 	fail_msg("no step down in %u intervals of slack", 2 * CTL_SLACK_INTERVALS);
-	return false;
+	return -2;
 }
 
 static void test_return_stops_at_full_rate_level(void **state)
 {
-	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC }, cur2;
-	struct controller c, unknown;
+	struct kyber_targets start = { 2 * MSEC, 10 * MSEC }, cur;
+	struct controller engaged, c;
 	struct ctl_sample s;
-	int full;
+	int open, step;
 
-	engaged_at_2ms(&c, &cur);
+	engaged_at_2ms(&engaged, &start);
 	/* The engaging miss at the open point has faded (two half-lives). */
-	ctl_levels_forgive_below(&c.levels, 0);
+	ctl_levels_forgive_below(&engaged.levels, 0);
 	memset(&s, 0, sizeof(s));
-	full = ctl_open_level(&c, &s) + 1;
-	unknown = c;
-	cur2 = cur;
-	ctl_levels_met(&c.levels, full, 16000, 13 * MSEC);
-	assert_false(relaxed_to_open(&c, &cur));
-	assert_int_equal(c.level, full);
-	assert_int_equal(cur.write_ns, ctl_level_ns(full));
-	assert_true(relaxed_to_open(&unknown, &cur2));
+	open = ctl_open_level(&engaged, &s);
+
+	/* A step to the open point stops on the full-rate level over it. */
+	c = engaged, cur = start;
+	ctl_levels_met(&c.levels, open + 1, 16000, 13 * MSEC);
+	assert_int_equal(relaxed_from(&c, &cur, 4, 17 * MSEC), open + 1);
+	assert_int_equal(cur.write_ns, ctl_level_ns(open + 1));
+	c = engaged, cur = start;
+	assert_int_equal(relaxed_from(&c, &cur, 4, 17 * MSEC), -1);
+
+	/* So does a grown step that ends short of the open point: writes
+	 * whose P99 is over the open point's target (40 ms) grow at the
+	 * levels above it, so the step stops before the open point. */
+	c = engaged, cur = start;
+	step = relaxed_from(&c, &cur, 2 * CTL_LOWER_MAX, 40 * MSEC);
+	assert_in_range(step, open + 1, open + 2 * CTL_LOWER_MAX - 2);
+	c = engaged, cur = start;
+	ctl_levels_met(&c.levels, step + 1, 16000, 13 * MSEC);
+	assert_int_equal(relaxed_from(&c, &cur, 2 * CTL_LOWER_MAX, 40 * MSEC), step + 1);
 }
 
 int main(void)
