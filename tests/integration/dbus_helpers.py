@@ -261,15 +261,16 @@ class SignalWatch:
     LIVE_TIMEOUT_S = 20.0
     PROBE_EVERY_S = 0.5
 
-    def __init__(self, bus, members=("DeviceAdded", "DeviceRemoved")):
+    def __init__(self, bus, members=("DeviceAdded", "DeviceRemoved"), interface=MANAGER_IFACE):
         import threading
         self.members = set(members)
-        matches = [f"--match=type='signal',interface='{MANAGER_IFACE}',member='{m}'" for m in members]
+        matches = [f"--match=type='signal',interface='{interface}',member='{m}'" for m in members]
         matches.append("--match=type='signal',sender='org.freedesktop.DBus',"
                        "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         self.proc = subprocess.Popen(["busctl", f"--address={bus.address}", "monitor", "--json=short", *matches],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.seen = []
+        self.paths = []  # each signal's object path, beside self.seen
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -303,12 +304,19 @@ class SignalWatch:
             with self._lock:
                 self.seen.append((msg.get("member"), msg.get("payload", {}).get("data", [None])[0],
                                   msg.get("timestamp-realtime", 0) / 1e6))
+                self.paths.append(msg.get("path"))
 
     def signals(self):
         """(member, device name) of the watched members, in the order they
         came."""
         with self._lock:
             return [(member, name) for member, name, _ in self.seen if member in self.members]
+
+    def times_from(self, member, path):
+        """When the bus had each such signal from the object at path
+        (time.time() scale), in order."""
+        with self._lock:
+            return [t for (m, _, t), p in zip(self.seen, self.paths) if m == member and p == path]
 
     def time_of(self, member, name):
         """When the bus had the last such signal (time.time() scale), or None."""

@@ -286,7 +286,8 @@ static void test_o8_probe_expires(void **state)
  * over from a cut) or stepping to a level under it that gains the writes
  * nothing. Without such a level the step goes where it reaches.
  */
-static int relaxed_from(struct controller *c, struct kyber_targets *cur, int above_open, uint64_t write_p99_ns)
+static int relaxed_from(struct controller *c, struct kyber_targets *cur, int above_open,
+			uint64_t write_p99_ns)
 {
 	struct ctl_decision d;
 	struct ctl_sample s;
