@@ -9,6 +9,7 @@ lives in a directory user nobody can reach, so unprivileged callers are
 tested too. Everything started here is stopped by PID.
 """
 
+import collections
 import json
 import os
 import shutil
@@ -249,6 +250,11 @@ def status_json(bus, dev, user=None):
 
 
 
+# One signal as busctl monitor printed it: member, first argument (a
+# device name for the Manager's signals), time (time.time() scale), object path.
+Signal = collections.namedtuple("Signal", "member name time path")
+
+
 class SignalWatch:
     """The Manager's signals on the bus, as busctl monitor sees them, read
     by a thread. busctl is stopped by PID (stop()). busctl becomes a
@@ -269,8 +275,7 @@ class SignalWatch:
                        "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         self.proc = subprocess.Popen(["busctl", f"--address={bus.address}", "monitor", "--json=short", *matches],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.seen = []
-        self.paths = []  # each signal's object path, beside self.seen
+        self.seen = []  # Signal tuples, in the order busctl printed them
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -290,7 +295,7 @@ class SignalWatch:
             probe_end = time.monotonic() + self.PROBE_EVERY_S
             while time.monotonic() < probe_end:
                 with self._lock:
-                    if any(m == "NameOwnerChanged" for m, _, _ in self.seen):
+                    if any(s.member == "NameOwnerChanged" for s in self.seen):
                         return
                 time.sleep(0.05)
         raise RuntimeError(f"busctl monitor not live after {self.LIVE_TIMEOUT_S:.0f} s")
@@ -302,26 +307,25 @@ class SignalWatch:
             except ValueError:
                 continue
             with self._lock:
-                self.seen.append((msg.get("member"), msg.get("payload", {}).get("data", [None])[0],
-                                  msg.get("timestamp-realtime", 0) / 1e6))
-                self.paths.append(msg.get("path"))
+                self.seen.append(Signal(msg.get("member"), msg.get("payload", {}).get("data", [None])[0],
+                                        msg.get("timestamp-realtime", 0) / 1e6, msg.get("path")))
 
     def signals(self):
         """(member, device name) of the watched members, in the order they
         came."""
         with self._lock:
-            return [(member, name) for member, name, _ in self.seen if member in self.members]
+            return [(s.member, s.name) for s in self.seen if s.member in self.members]
 
     def times_from(self, member, path):
         """When the bus had each such signal from the object at path
         (time.time() scale), in order."""
         with self._lock:
-            return [t for (m, _, t), p in zip(self.seen, self.paths) if m == member and p == path]
+            return [s.time for s in self.seen if s.member == member and s.path == path]
 
     def time_of(self, member, name):
         """When the bus had the last such signal (time.time() scale), or None."""
         with self._lock:
-            times = [t for m, n, t in self.seen if (m, n) == (member, name)]
+            times = [s.time for s in self.seen if (s.member, s.name) == (member, name)]
         return times[-1] if times else None
 
     def wait(self, member, name, timeout=10.0):
