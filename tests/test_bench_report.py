@@ -333,3 +333,26 @@ def test_grid_table_bolds_the_given_goal():
     assert baselines.best_static(grid, 500_000)[0] == (50_000, 20_000)
     assert baselines.best_static(grid, 1_000_000)[0] == (1_000_000, 20_000)
     assert baselines.best_static(grid, 100_000) is None
+
+
+def test_trace_tuned_goal_and_percentiles():
+    from bench import trace_tuned
+    assert trace_tuned.parse_goal("read-p99=470us scheduler=kyber") == (99.0, 470_000)
+    assert trace_tuned.parse_goal("mode=latency read-p99.9=2ms") == (99.9, 2_000_000)
+    for bad in ("write-iops-min=8k", "read-p99=fast", "read-p100=1ms", "xread-p99=1ms"):
+        try:
+            trace_tuned.parse_goal(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad!r} accepted")
+    # Two windows of fio's histogram (exact buckets: index = ns below 128):
+    # the run's percentile is of both windows' samples together.
+    a, b = [0] * 128, [0] * 128
+    a[10], b[100] = 99, 1
+    b[20] = 99
+    windows = [(1000, a), (2000, b)]
+    assert trace_tuned.window_pct(windows, 99) == [(1000, 10), (2000, 20)]
+    assert [trace_tuned.run_pct(windows, p) for p in (40, 60, 99.9)] == [10, 20, 100]
+    lines = [{"time_ns": 999_000_000}, {"time_ns": 2_100_000_000}]
+    assert trace_tuned.nearest_line(lines, 1.0) is lines[0]
+    assert trace_tuned.nearest_line(lines, 5.0) is None
