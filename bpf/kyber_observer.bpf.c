@@ -117,6 +117,27 @@ struct {
 	__type(value, struct kt_cg_stats);
 } cg_stats SEC(".maps");
 
+/* The last timed read completion of each CPU, until the first wakeup after
+ * it takes it for its waiter (kt_read_done). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kt_read_done);
+} read_done SEC(".maps");
+
+/* Tasks woken by a read's completion, by pid modulo KT_APP_WAITS, until
+ * they are switched in. An array: the switch-in of every task on the
+ * machine looks here, and an indexed load with a compare is the least that
+ * can cost; two waiters whose pids collide lose the older one's span (it
+ * keeps its total). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KT_APP_WAITS);
+	__type(key, __u32);
+	__type(value, struct kt_app_wait);
+} app_waits SEC(".maps");
+
 /* Whether entries may exist in requests: set by userspace while the
  * insert/issue programs are attached and until it swept what they left. */
 volatile bool tracking = false;
@@ -474,9 +495,95 @@ static __always_inline bool sampled_out(struct kt_dev_stats *ds, __u8 op)
 	return (bpf_get_prandom_u32() & ((1u << shift) - 1)) != 0;
 }
 
+/* ------------------------------------------------------------- the waiter */
+
+/* A timed read completed on this CPU: its total counts in the app
+ * histogram until its waiter, if one is woken, is switched in. */
+static __always_inline void read_completed(struct kt_dev_stats *ds, __u64 now, __u64 total)
+{
+	__u32 zero = 0;
+	struct kt_read_done *done = bpf_map_lookup_elem(&read_done, &zero);
+
+	record(ds, KT_OP_READ, KT_LAT_APP, total);
+	if (!done)
+		return;
+	done->done_ns = now;
+	done->start_ns = now - total;
+	done->slot = ds->slot;
+	done->dev = ds->dev;
+	done->bucket = kt_hist_index(total);
+}
+
+/* The first task woken on this CPU right after a read completed on it is
+ * the read's waiter. */
+static __always_inline int on_waking(struct task_struct *p, bool btf)
+{
+	__u32 zero = 0, pid, idx;
+	struct kt_read_done *done = bpf_map_lookup_elem(&read_done, &zero);
+	struct kt_app_wait *w;
+	__u64 now;
+
+	if (!done || !done->done_ns)
+		return 0;
+	now = bpf_ktime_get_ns();
+	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
+	if (now - done->done_ns <= KT_APP_WAKE_NS && pid) {
+		idx = pid & (KT_APP_WAITS - 1);
+		w = bpf_map_lookup_elem(&app_waits, &idx);
+		if (w) {
+			w->pid = 0;	/* a switch-in on another CPU sees no half-written entry as its own */
+			w->slot = done->slot;
+			w->dev = done->dev;
+			w->bucket = done->bucket;
+			w->start_ns = done->start_ns;
+			w->total_ns = done->done_ns - done->start_ns;
+			w->pid = pid;
+		}
+	}
+	done->done_ns = 0;
+	return 0;
+}
+
+static __always_inline void app_bucket_add(struct kt_dev_stats *ds, __u32 bucket, int delta)
+{
+	/* One index, bounded once for the verifier (as record()'s). */
+	__u64 flat = (__u64)KT_HIST_READ_APP * KT_HIST_BUCKETS + bucket;
+
+	barrier_var(flat);
+	if (flat < KT_HISTS * KT_HIST_BUCKETS)
+		(&ds->hist[0][0])[flat] += delta;
+}
+
+/* A woken waiter runs: its read's span ends here. */
+static __always_inline int on_switch(struct task_struct *next, bool btf)
+{
+	__u32 pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	__u32 idx = pid & (KT_APP_WAITS - 1), from, to;
+	struct kt_app_wait *w = bpf_map_lookup_elem(&app_waits, &idx);
+	struct kt_dev_stats *ds;
+	__u64 span;
+
+	if (!w || !pid || w->pid != pid || !__sync_bool_compare_and_swap(&w->pid, (__u64)pid, 0))
+		return 0;
+	span = bpf_ktime_get_ns() - w->start_ns;
+	ds = slot_stats(w->slot, w->dev);
+	if (!ds || span > KT_APP_STALE_NS || span < w->total_ns)
+		return 0;
+	/* Per-CPU counters summed modulo 2^32 (and the sum modulo 2^64): the
+	 * count taken off here may have been added on another CPU. */
+	from = w->bucket;
+	to = kt_hist_index(span);
+	if (from >= KT_HIST_BUCKETS || from == to)
+		return 0;
+	app_bucket_add(ds, from, -1);
+	app_bucket_add(ds, to, 1);
+	ctr(ds, KT_OP_READ)->lat_sum_ns[KT_LAT_APP] += span - w->total_ns;
+	return 0;
+}
+
 static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes, bool btf)
 {
-	__u64 key = (__u64)rq, total;
+	__u64 key = (__u64)rq, total, now;
 	__u32 dev = rq_dev(rq, btf);
 	struct kt_dev_stats *ds = rq_stats(rq, dev, btf);
 	struct kt_req *r;
@@ -503,16 +610,19 @@ static __always_inline int on_complete(struct request *rq, int error, unsigned i
 		return 0;
 	}
 
+	now = bpf_ktime_get_ns();
 	r = tracking ? bpf_map_lookup_elem(&requests, &key) : NULL;
 	if (r) {
-		total = complete_tracked(ds, op, r, bpf_ktime_get_ns());
+		total = complete_tracked(ds, op, r, now);
 		bpf_map_delete_elem(&requests, &key);
 	} else if (sampled_out(ds, op)) {
 		ctr(ds, op)->unsampled++;
 		total = 0;
 	} else {
-		total = complete_stamped(ds, op, rq, bpf_ktime_get_ns(), btf);
+		total = complete_stamped(ds, op, rq, now, btf);
 	}
+	if (op == KT_OP_READ && total)
+		read_completed(ds, now, total);
 	ctr(ds, op)->completed++;
 	if (error)
 		ctr(ds, op)->errors++;
@@ -628,7 +738,14 @@ int BPF_PROG(kind##_kyber_adjust, dev_t dev, const char *domain, unsigned int de
 { return on_kyber_adjust(dev, domain, depth); }							\
 SEC(sec "/kyber_throttled")									\
 int BPF_PROG(kind##_kyber_throttled, dev_t dev, const char *domain)				\
-{ return on_kyber_throttled(dev, domain); }
+{ return on_kyber_throttled(dev, domain); }							\
+SEC(sec "/sched_waking")									\
+int BPF_PROG(kind##_sched_waking, struct task_struct *p)					\
+{ return on_waking(p, btf); }									\
+SEC(sec "/sched_switch")									\
+int BPF_PROG(kind##_sched_switch, bool preempt, struct task_struct *prev,			\
+	     struct task_struct *next)								\
+{ return on_switch(next, btf); }
 
 KT_PROGS(btf, "tp_btf", true)
 KT_PROGS(raw, "raw_tp", false)

@@ -42,23 +42,30 @@ enum kt_lat {
 	KT_LAT_QUEUE = 0,	/* insert -> issue: time in the scheduler */
 	KT_LAT_DEVICE = 1,	/* issue -> complete: time in the driver/device */
 	KT_LAT_TOTAL = 2,	/* insert (or issue if never inserted) -> complete */
-	KT_LAT_MAX = 3,
+	KT_LAT_APP = 3,		/* insert -> the task waiting for it runs (reads; see kt_app_wait) */
+	KT_LAT_MAX = 4,
 };
+
+/* Spans a read or write has a histogram of in the flat layout below
+ * (KT_LAT_APP is kept for reads only, after the others). */
+#define KT_OP_SPANS		3u
 
 /* Devices the observer can watch at once; the map sizes follow at load. */
 #define KT_MAX_DEVICES_DEFAULT	16u
 
 /*
  * Histograms kept per device. Reads and writes, the two domains the tuner
- * steers, get all three spans; discards and the rest only their total, so
- * that a device's statistics fit in one per-CPU value.
+ * steers, get the queue, device and total spans; discards and the rest
+ * only their total; reads also the span to their waiting task (the goal's),
+ * so that a device's statistics fit in one per-CPU value.
  */
 enum kt_hist_id {
-	KT_HIST_READ_QUEUE = 0,		/* KT_OP_READ * KT_LAT_MAX + kind */
-	KT_HIST_WRITE_QUEUE = 3,	/* KT_OP_WRITE * KT_LAT_MAX + kind */
+	KT_HIST_READ_QUEUE = 0,		/* KT_OP_READ * KT_OP_SPANS + kind */
+	KT_HIST_WRITE_QUEUE = 3,	/* KT_OP_WRITE * KT_OP_SPANS + kind */
 	KT_HIST_DISCARD_TOTAL = 6,
 	KT_HIST_OTHER_TOTAL = 7,
-	KT_HISTS = 8,
+	KT_HIST_READ_APP = 8,
+	KT_HISTS = 9,
 };
 
 /* The histogram of (op, span), or -1 where none is kept. */
@@ -66,8 +73,10 @@ static inline int kt_hist_of(unsigned op, unsigned kind)
 {
 	if (kind >= KT_LAT_MAX || op >= KT_OP_MAX)
 		return -1;
+	if (kind == KT_LAT_APP)
+		return op == KT_OP_READ ? KT_HIST_READ_APP : -1;
 	if (op <= KT_OP_WRITE)
-		return (int)(op * KT_LAT_MAX + kind);
+		return (int)(op * KT_OP_SPANS + kind);
 	return kind == KT_LAT_TOTAL ? (int)(KT_HIST_DISCARD_TOTAL + op - KT_OP_DISCARD) : -1;
 }
 
@@ -116,8 +125,9 @@ struct kt_dev_stats {
 
 /* Per-CPU map memory, in bytes, the observer may take at the default
  * device count: a tuning daemon's share of a CPU's memory on a host with
- * hundreds of CPUs. */
-#define KT_PERCPU_BUDGET	(256u * 1024u)
+ * hundreds of CPUs (18 KiB a device: nine histograms of 1.9 KiB and the
+ * counters). */
+#define KT_PERCPU_BUDGET	(288u * 1024u)
 /* Per-CPU memory one watched device may take: its share of that budget,
  * and below the kernel's limit for one per-CPU value (PCPU_MIN_UNIT_SIZE,
  * 32 KiB). */
@@ -204,6 +214,42 @@ struct kt_cg_counters {
 struct kt_cg_stats {
 	struct kt_cg_counters op[KT_CG_OPS];
 	__u32 hist[KT_CG_OPS][KT_CG_HIST_BUCKETS];
+};
+
+/*
+ * The span a read's waiting task sees (KT_LAT_APP): from the read's start
+ * to when the task that waits for it runs again. The block layer's total
+ * ends at completion; the task then still waits to be woken and for a CPU
+ * (10-60 us at P99 on a 2-CPU VM whose loop workers share the CPUs: the
+ * difference between fio's read latency and the total, docs/observer.md).
+ * A read's completion is kept per CPU (kt_read_done); the first task woken
+ * on that CPU within KT_APP_WAKE_NS after it is taken for its waiter
+ * (sched_waking runs in the completing context, right after the bio's end),
+ * and a kt_app_wait entry, indexed by its pid, waits for it to be switched
+ * in. The completion counts its total in the app histogram at once, and
+ * the switch-in moves it to the bucket of the span it measured, so a read
+ * whose waiter was not asleep (busy polling, a batch reaped together) keeps
+ * its total there.
+ */
+#define KT_APP_WAKE_NS		(20ull * 1000)		/* a wakeup that follows a completion within 20 us */
+#define KT_APP_STALE_NS		(1000ull * 1000 * 1000)	/* a waiter switched in a second later: stale */
+#define KT_APP_WAITS		1024u			/* entries, indexed by pid modulo this */
+
+struct kt_read_done {
+	__u64 done_ns;		/* the completion (bpf_ktime_get_ns()); 0: none pending */
+	__u64 start_ns;		/* the read's start, as the total span counts it */
+	__u32 slot, dev;	/* its device */
+	__u32 bucket;		/* where its total went in the app histogram */
+	__u32 pad;
+};
+
+struct kt_app_wait {
+	__u64 pid;		/* the task woken; 0: free (64 bits: the width BPF's compare-and-swap takes) */
+	__u64 start_ns;
+	__u64 total_ns;		/* its total span, in the app sum until moved */
+	__u32 slot, dev;
+	__u32 bucket;
+	__u32 pad;
 };
 
 /* Last kyber_latency record of one domain and type. */
@@ -329,8 +375,11 @@ _Static_assert(sizeof(struct kt_dev_stats) ==
 	       8 + KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_HISTS * KT_HIST_BUCKETS,
 	       "kt_dev_stats layout changed");
 _Static_assert(sizeof(struct kt_dev_stats) <= KT_DEV_STATS_BUDGET, "kt_dev_stats over its budget");
-_Static_assert(KT_HIST_WRITE_QUEUE == KT_OP_WRITE * KT_LAT_MAX && KT_HIST_DISCARD_TOTAL == 2 * KT_LAT_MAX,
-	       "kt_hist_id out of step with kt_hist_of()");
+_Static_assert(KT_HIST_WRITE_QUEUE == KT_OP_WRITE * KT_OP_SPANS && KT_HIST_DISCARD_TOTAL == 2 * KT_OP_SPANS &&
+	       KT_LAT_APP == KT_OP_SPANS, "kt_hist_id out of step with kt_hist_of()");
+_Static_assert(sizeof(struct kt_read_done) == 32, "kt_read_done layout changed");
+_Static_assert(sizeof(struct kt_app_wait) == 40, "kt_app_wait layout changed");
+_Static_assert((KT_APP_WAITS & (KT_APP_WAITS - 1)) == 0, "KT_APP_WAITS must be a power of two");
 _Static_assert(sizeof(struct kt_kyber_latency) == 24, "kt_kyber_latency layout changed");
 _Static_assert(sizeof(struct kt_kyber_state) == 16 + 32 + 32 + 4 * 2 * 24,
 	       "kt_kyber_state layout changed");

@@ -8,7 +8,7 @@
 const double kt_pct_value[KT_PCT_MAX] = { 50, 90, 99, 99.9 };
 const char *const kt_pct_name[KT_PCT_MAX] = { "p50", "p90", "p99", "p99.9" };
 const char *const kt_op_name[KT_OP_MAX] = { "read", "write", "discard", "other" };
-const char *const kt_lat_name[KT_LAT_MAX] = { "queue", "device", "total" };
+const char *const kt_lat_name[KT_LAT_MAX] = { "queue", "device", "total", "app" };
 
 int kt_op_from_string(const char *s)
 {

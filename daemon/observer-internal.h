@@ -23,6 +23,11 @@ struct observer {
 	struct slot_books *books;	/* userspace corrections per slot */
 	struct bpf_program *track_progs[2];	/* insert, issue: attached on demand */
 	struct bpf_link *track_links[2];
+	/* sched_waking, sched_switch (the reads' app span): attached while a
+	 * device is watched, since they run at every wakeup and context
+	 * switch of the machine. */
+	struct bpf_program *waiter_progs[2];
+	struct bpf_link *waiter_links[2];
 	uint64_t detached_ns;	/* when tracking stopped; 0: nothing to drain */
 	bool *slot_cgroups;	/* KT_WATCH_CGROUPS set for the slot */
 	struct kt_sampling *slot_sampling;	/* as asked for; none while cgroups are on */

@@ -126,6 +126,9 @@ static int choose_programs(struct observer *o, enum observer_attach want)
 			/* Attached only while a watched device needs them. */
 			bpf_program__set_autoattach(prog, false);
 			o->track_progs[strstr(name, "_rq_insert") ? 0 : 1] = prog;
+		} else if (ours && strstr(name, "_sched_")) {
+			bpf_program__set_autoattach(prog, false);
+			o->waiter_progs[strstr(name, "_sched_waking") ? 0 : 1] = prog;
 		}
 	}
 	return 0;
@@ -227,6 +230,8 @@ struct observer *observer_free(struct observer *o)
 		return NULL;
 	for (size_t i = 0; i < ELEMENTSOF(o->track_links); i++)
 		bpf_link__destroy(o->track_links[i]);
+	for (size_t i = 0; i < ELEMENTSOF(o->waiter_links); i++)
+		bpf_link__destroy(o->waiter_links[i]);
 	kyber_observer_bpf__destroy(o->skel);
 	free(o->percpu);
 	free(o->slot_used);
@@ -297,34 +302,54 @@ static int sweep_requests(struct observer *o, int slot, bool books)
 	return swept;
 }
 
+/* Attach (want) or detach programs loaded without autoattach. -errno. */
+static int attach_on_demand(struct bpf_program *const *progs, struct bpf_link **links, size_t n, bool want)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!want) {
+			bpf_link__destroy(links[i]);
+			links[i] = NULL;
+		} else if (progs[i] && !links[i]) {
+			links[i] = bpf_program__attach(progs[i]);
+			if (!links[i]) {
+				int r = negative_errno();
+
+				return log_error_errno(r, "Failed to attach %s: %m", bpf_program__name(progs[i]));
+			}
+		}
+	}
+	return 0;
+}
+
+/* The waiter programs (the reads' app span) while any device is watched. */
+static int reconcile_waiters(struct observer *o)
+{
+	bool want = false;
+
+	for (unsigned slot = 0; slot < o->max_devices; slot++)
+		want = want || o->slot_used[slot];
+	return attach_on_demand(o->waiter_progs, o->waiter_links, ELEMENTSOF(o->waiter_links), want);
+}
+
 /* Attach insert/issue while any watched device needs them; after they are
- * detached, sweep what they left once it had time to complete. */
+ * detached, sweep what they left once it had time to complete. Then the
+ * waiter programs as the watched devices want them. */
 static int reconcile_tracking(struct observer *o)
 {
 	bool want = false, have = o->track_links[0] || o->track_links[1];
+	int r;
 
 	for (unsigned slot = 0; slot < o->max_devices; slot++)
 		want = want || (o->slot_used[slot] && o->slot_tracked[slot]);
 	if (want && !have) {
 		o->skel->bss->tracking = true;
 		o->detached_ns = 0;
-		for (size_t i = 0; i < ELEMENTSOF(o->track_progs); i++) {
-			if (!o->track_progs[i])
-				continue;
-			o->track_links[i] = bpf_program__attach(o->track_progs[i]);
-			if (!o->track_links[i]) {
-				int r = negative_errno();
-
-				return log_error_errno(r, "Failed to attach %s: %m",
-						       bpf_program__name(o->track_progs[i]));
-			}
-		}
+		r = attach_on_demand(o->track_progs, o->track_links, ELEMENTSOF(o->track_links), true);
+		if (r < 0)
+			return r;
 		log_debug("Request tracking attached (insert/issue)");
 	} else if (!want && have) {
-		for (size_t i = 0; i < ELEMENTSOF(o->track_links); i++) {
-			bpf_link__destroy(o->track_links[i]);
-			o->track_links[i] = NULL;
-		}
+		(void)attach_on_demand(o->track_progs, o->track_links, ELEMENTSOF(o->track_links), false);
 		o->detached_ns = now_ns(CLOCK_MONOTONIC);
 		log_debug("Request tracking detached: every watched device is timed by its stamps");
 	} else if (!want && o->detached_ns &&
@@ -336,7 +361,7 @@ static int reconcile_tracking(struct observer *o)
 		o->skel->bss->tracking = false;
 		o->detached_ns = 0;
 	}
-	return 0;
+	return reconcile_waiters(o);
 }
 
 int observer_write_watch(struct observer *o, unsigned slot)

@@ -15,7 +15,8 @@ static const char *const pct_key[KT_PCT_MAX] = { "p50_ns", "p90_ns", "p99_ns", "
 void report_text_header(FILE *f)
 {
 	fprintf(f, "# latencies p50/p90/p99/p99.9; dev = issue->complete, "
-		   "tot = insert->complete; [read/write targets]; depth = Kyber token depth\n");
+		   "tot = insert->complete, app = insert->the waiting task runs; "
+		   "[read/write targets]; depth = Kyber token depth\n");
 }
 
 static void text_latencies(FILE *f, const char *label, const struct kt_lat_summary *l)
@@ -64,6 +65,8 @@ void report_text(FILE *f, const struct report_device *d)
 		fprintf(f, " | %s %s IOPS", kt_op_name[op], format_count_si(a, sizeof(a), o->iops));
 		text_latencies(f, "dev", &o->lat[KT_LAT_DEVICE]);
 		text_latencies(f, "tot", &o->lat[KT_LAT_TOTAL]);
+		if (kt_hist_of((unsigned)op, KT_LAT_APP) >= 0)
+			text_latencies(f, "app", &o->lat[KT_LAT_APP]);
 		fprintf(f, " inflight=%" PRId64, o->inflight);
 		if (o->queued)
 			fprintf(f, " queued=%" PRId64, o->queued);
