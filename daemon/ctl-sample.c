@@ -35,6 +35,6 @@ void ctl_sample_from_interval(const struct kt_interval *iv, struct ctl_sample *o
 	out->duration_ns = iv->duration_ns;
 	op_sample(&iv->op[KT_OP_READ], iv->kyber_depth[KT_OP_READ], &out->read);
 	op_sample(&iv->op[KT_OP_WRITE], iv->kyber_depth[KT_OP_WRITE], &out->write);
-	out->read_total_hist = iv->op[KT_OP_READ].hist[KT_LAT_TOTAL];
+	out->read_hist = iv->op[KT_OP_READ].hist[KT_LAT_APP];
 	out->host_steal = iv->host_steal;
 }

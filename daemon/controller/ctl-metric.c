@@ -54,7 +54,7 @@ static void learn_shape(struct ctl_metric *m, const struct goal *g, const struct
 bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struct ctl_sample *s,
 			 uint64_t *ret)
 {
-	const __u64 *latest = s->read_total_hist;
+	const __u64 *latest = s->read_hist;
 	uint64_t n_latest = latest ? hist_count(latest) : 0;
 	hist_t window = {};
 	bool window_known;

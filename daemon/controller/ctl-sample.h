@@ -27,15 +27,18 @@ struct ctl_op_sample {
 struct ctl_sample {
 	uint64_t duration_ns;
 	struct ctl_op_sample read, write;
-	/* Read total-latency histogram of the interval (KT_HIST_BUCKETS
-	 * buckets), for the goal's percentile. */
-	const __u64 *read_total_hist;
+	/* The reads' latency as the tasks waiting for them see it, from their
+	 * start to when the task runs again (the observer's app span; the
+	 * total for reads whose waiter was not asleep), the interval's
+	 * histogram of KT_HIST_BUCKETS buckets: the goal's percentile is of
+	 * this. The simulator, which has no host path, gives its totals. */
+	const __u64 *read_hist;
 	/* Share of the host's CPU time the hypervisor took (steal), 0..1; 0
 	 * on bare metal or where it is not known. */
 	double host_steal;
 };
 
 struct kt_interval;
-/* The controller's view of an observer interval; read_total_hist points
+/* The controller's view of an observer interval; read_hist points
  * into iv. */
 void ctl_sample_from_interval(const struct kt_interval *iv, struct ctl_sample *out);

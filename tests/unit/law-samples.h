@@ -23,7 +23,7 @@ static inline void flat_sample(struct ctl_sample *s, hist_t h, uint64_t read_ns,
 	memset(h, 0, sizeof(hist_t));
 	h[kt_hist_index(read_ns)] = 1000;
 	s->duration_ns = SEC;
-	s->read_total_hist = h;
+	s->read_hist = h;
 	s->read.completed = 1000;
 	s->read.iops = 1000;
 	s->read.device_p90_ns = s->read.device_p99_ns = s->read.total_p99_ns = read_ns;

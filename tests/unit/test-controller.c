@@ -191,7 +191,7 @@ static void test_infeasible_and_floor(void **state)
 	for (unsigned i = 0; i < 30; i++) {
 		tuner_loop_step(l);
 		if (i >= 15)
-			hist_merge(h, l->s.read_total_hist);
+			hist_merge(h, l->s.read_hist);
 	}
 	assert_int_equal(hist_percentile(h, 99, &tuned_p99), 0);
 	static_run(SIM_FLASH, true, 50 * USEC, 100 * MSEC, 1, 256, &static_p99, &static_w);

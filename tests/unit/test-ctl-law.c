@@ -33,7 +33,7 @@ static void test_samples_needed_and_early_miss(void **state)
 	/* 40 reads, all at 8 ms: a miss is already certain, decide now. */
 	h[kt_hist_index(8 * MSEC)] = 40;
 	s.duration_ns = SEC;
-	s.read_total_hist = h;
+	s.read_hist = h;
 	s.read.completed = 40;
 	s.read.iops = 40;
 	s.read.device_p90_ns = s.read.device_p99_ns = s.read.total_p99_ns = 8 * MSEC;

@@ -55,7 +55,7 @@ static void steady_after(enum sim_profile prof, bool kyber, uint64_t rt, uint64_
 	struct sim *s = mk(prof, kyber, rt, wt, rq, wq);
 
 	settle_and_measure(s, warm, 3 * SEC, c);
-	c->read_total_hist = NULL;	/* dangles after sim_free */
+	c->read_hist = NULL;	/* dangles after sim_free */
 	sim_free(s);
 }
 
@@ -240,7 +240,7 @@ struct phases {
 static void phase(struct sim *s, struct ctl_sample *c, struct sim_client_op *cl)
 {
 	assert_int_equal(sim_run(s, 3 * SEC, c), 0);
-	c->read_total_hist = NULL;
+	c->read_hist = NULL;
 	assert_int_equal(sim_client_stats(s, KT_OP_READ, cl), 0);
 }
 
@@ -403,7 +403,7 @@ static void test_disturbance_determinism(void **state)
 		sim_set_disturbance(s, SIM_DISTURB_CPU_CONTENTION);
 		assert_int_equal(sim_run(s, 1 * SEC, &c[2]), 0);
 		for (int i = 0; i < 3; i++)
-			c[i].read_total_hist = NULL;
+			c[i].read_hist = NULL;
 		sim_free(s);
 	}
 	assert_memory_equal(a, b, sizeof(a));
@@ -464,7 +464,7 @@ static void test_host_hiccups(void **state)
 			in = sim_hiccup_ns(s, from, sim_now_ns(s));
 			covered += in;
 			touched += in > 0;
-			assert_int_equal(hist_percentile(c.read_total_hist, 99, &p99), 0);
+			assert_int_equal(hist_percentile(c.read_hist, 99, &p99), 0);
 			if (in >= 50 * MS)
 				hit[n_hit++] = p99;
 			else if (!in)

@@ -57,7 +57,7 @@ static void steady(enum sim_profile prof, bool kyber, uint64_t rt, uint64_t wt,
 	struct sim *s = mk(prof, kyber, rt, wt, rq, wq);
 
 	settle_and_measure(s, 5 * SEC, 3 * SEC, c);
-	c->read_total_hist = NULL;	/* dangles after sim_free */
+	c->read_hist = NULL;	/* dangles after sim_free */
 	sim_free(s);
 }
 
@@ -245,7 +245,7 @@ static void test_params(void **state)
 	assert_int_equal(c.duration_ns, 100 * MS);
 	assert_int_equal(c.read.completed, 0);
 	assert_int_equal(c.read.total_p99_ns, 0);
-	assert_int_equal(hist_count(c.read_total_hist), 0);
+	assert_int_equal(hist_count(c.read_hist), 0);
 	assert_int_equal(sim_run(s, UINT64_MAX, &c), -EINVAL);
 	assert_null(sim_free(s));
 	assert_null(sim_free(NULL));
@@ -265,8 +265,8 @@ static void run_trace(uint64_t seed, uint64_t jitter, struct ctl_sample *c, __u6
 	sim_set_workload(s, 4, 256);
 	for (unsigned i = 0; i < n; i++) {
 		assert_int_equal(sim_run(s, 250 * MS, &c[i]), 0);
-		memcpy(&hist[i * KT_HIST_BUCKETS], c[i].read_total_hist, KT_HIST_BUCKETS * sizeof(__u64));
-		c[i].read_total_hist = NULL;
+		memcpy(&hist[i * KT_HIST_BUCKETS], c[i].read_hist, KT_HIST_BUCKETS * sizeof(__u64));
+		c[i].read_hist = NULL;
 	}
 	sim_free(s);
 }
@@ -316,7 +316,7 @@ static void test_sample_consistency(void **state)
 
 	s = mk(SIM_FLASH, true, 50 * US, 100 * MS, 1, 256);
 	settle_and_measure(s, 4 * SEC, 1 * SEC, &c);
-	assert_int_equal(hist_count(c.read_total_hist), c.read.completed);
+	assert_int_equal(hist_count(c.read_hist), c.read.completed);
 	assert_true(c.read.completed > 1000);
 	assert_true(fabs(c.read.iops - (double)c.read.completed) < 1e-6);
 	assert_true(c.read.total_p99_ns >= c.read.total_p90_ns);

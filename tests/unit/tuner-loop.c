@@ -54,7 +54,7 @@ static void run_part(struct tuner_loop *l, uint64_t ns, struct ctl_sample *s, do
 		     double *writes)
 {
 	assert_int_equal(sim_run(l->sim, ns, s), 0);
-	hist_merge(l->window, s->read_total_hist);
+	hist_merge(l->window, s->read_hist);
 	*reads += (double)s->read.completed;
 	*writes += (double)s->write.completed;
 }
@@ -114,8 +114,8 @@ void tuner_loop_step(struct tuner_loop *l)
 	} else
 		run_part(l, l->interval_ns, &s, &reads, &writes);
 	l->hiccup = sim_hiccup_ns(l->sim, from, sim_now_ns(l->sim)) > 0;
-	memcpy(input, s.read_total_hist, sizeof(input));
-	s.read_total_hist = input;
+	memcpy(input, s.read_hist, sizeof(input));
+	s.read_hist = input;
 	l->s = s;
 	if (l->sched.run == SCHED_RUN_KYBER) {
 		sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
@@ -176,9 +176,9 @@ void static_point(const struct sim_params *p, bool kyber, uint64_t read_ns, uint
 		out->read_iops += s.read.iops / measure_s;
 		if (sim_hiccup_ns(sim, from, sim_now_ns(sim)))
 			continue;
-		hist_merge(all, s.read_total_hist);
-		if (hist_count(s.read_total_hist))
-			(void)hist_percentile(s.read_total_hist, pct, &out->window_ns[out->windows]);
+		hist_merge(all, s.read_hist);
+		if (hist_count(s.read_hist))
+			(void)hist_percentile(s.read_hist, pct, &out->window_ns[out->windows]);
 		out->windows++;
 	}
 	if (hist_count(all))

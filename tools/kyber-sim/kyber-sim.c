@@ -347,7 +347,7 @@ int sim_run(struct sim *s, uint64_t duration_ns, struct ctl_sample *out)
 		out->duration_ns = duration_ns;
 		fill_op(s, KT_OP_READ, duration_ns, &out->read);
 		fill_op(s, KT_OP_WRITE, duration_ns, &out->write);
-		out->read_total_hist = s->st[KT_OP_READ].hist_total;
+		out->read_hist = s->st[KT_OP_READ].hist_total;
 		out->host_steal = sim_host_steal(s, end - duration_ns, end);
 	}
 	return 0;

@@ -123,7 +123,7 @@ void sim_get_targets(const struct sim *s, uint64_t *read_ns, uint64_t *write_ns)
  * observer would (total = insert -> complete, including time waiting for a
  * Kyber token or a driver tag; device = issue -> complete; time waiting for
  * a request to be allocated is in neither). Fills every field of *out
- * (out may be NULL); out->read_total_hist points into the sim and is valid
+ * (out may be NULL); out->read_hist points into the sim and is valid
  * until the next sim_run() or sim_free(). -EINVAL for duration 0 or a clock
  * overflow, -ENOMEM (the sim is then unusable).
  */
