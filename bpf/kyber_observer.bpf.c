@@ -117,6 +117,15 @@ struct {
 	__type(value, struct kt_cg_stats);
 } cg_stats SEC(".maps");
 
+/* Slot -> the reads' app span histogram (kt_app_hist), shared by the CPUs.
+ * Zeroed by userspace with the slot's dev_stats. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct kt_app_hist);
+} app_hist SEC(".maps");
+
 /* The last timed read completion of each CPU, until the first wakeup after
  * it takes it for its waiter (kt_read_done). */
 struct {
@@ -194,6 +203,17 @@ static __always_inline struct kt_op_counters *ctr(struct kt_dev_stats *ds, __u32
 	return &ds->op[op & (KT_OP_MAX - 1)];
 }
 
+/* A count into (or, delta -1, out of) a bucket of a slot's app span histogram. */
+static __always_inline void app_bucket_add(__u32 slot, __u32 bucket, int delta)
+{
+	struct kt_app_hist *ah = bpf_map_lookup_elem(&app_hist, &slot);
+	__u64 i = bucket;
+
+	barrier_var(i);		/* bounded once for the verifier */
+	if (ah && i < KT_HIST_BUCKETS)
+		__sync_fetch_and_add(&ah->hist[i], delta);
+}
+
 static __always_inline void record(struct kt_dev_stats *ds, __u8 op, enum kt_lat kind, __u64 ns)
 {
 	int h = kt_hist_of(op, kind);
@@ -201,13 +221,17 @@ static __always_inline void record(struct kt_dev_stats *ds, __u8 op, enum kt_lat
 
 	if (h < 0)
 		return;
+	ctr(ds, op)->lat_sum_ns[kind] += ns;
+	if (h == KT_HIST_READ_APP) {
+		app_bucket_add(ds->slot, kt_hist_index(ns), 1);
+		return;
+	}
 	/* One index into the histograms, bounded once for the verifier. */
 	flat = (__u64)h * KT_HIST_BUCKETS + kt_hist_index(ns);
 	barrier_var(flat);
-	if (flat >= KT_HISTS * KT_HIST_BUCKETS)
+	if (flat >= KT_DEV_HISTS * KT_HIST_BUCKETS)
 		return;
 	(&ds->hist[0][0])[flat]++;
-	ctr(ds, op)->lat_sum_ns[kind] += ns;
 }
 
 /* Undo the queued/inflight count of an entry that is going away unseen. */
@@ -544,18 +568,23 @@ static __always_inline int on_waking(struct task_struct *p, bool btf)
 	return 0;
 }
 
-static __always_inline void app_bucket_add(struct kt_dev_stats *ds, __u32 bucket, int delta)
+/* The entry of a task being switched out is stale: it was woken while
+ * still on its CPU, on its way to sleep (the wakeup found it before the
+ * switch), and has run since, so its read's span ended at the completion.
+ * Claimed later, at a preemption's switch-in, it would take the time the
+ * task ran for the read's. */
+static __always_inline void drop_waiter(struct task_struct *prev, bool btf)
 {
-	/* One index, bounded once for the verifier (as record()'s). */
-	__u64 flat = (__u64)KT_HIST_READ_APP * KT_HIST_BUCKETS + bucket;
+	__u32 pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	__u32 idx = pid & (KT_APP_WAITS - 1);
+	struct kt_app_wait *w = bpf_map_lookup_elem(&app_waits, &idx);
 
-	barrier_var(flat);
-	if (flat < KT_HISTS * KT_HIST_BUCKETS)
-		(&ds->hist[0][0])[flat] += delta;
+	if (w && pid && w->pid == pid)
+		__sync_bool_compare_and_swap(&w->pid, (__u64)pid, 0);
 }
 
 /* A woken waiter runs: its read's span ends here. */
-static __always_inline int on_switch(struct task_struct *next, bool btf)
+static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next, bool btf)
 {
 	__u32 pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 	__u32 idx = pid & (KT_APP_WAITS - 1), from, to;
@@ -563,20 +592,22 @@ static __always_inline int on_switch(struct task_struct *next, bool btf)
 	struct kt_dev_stats *ds;
 	__u64 span;
 
+	drop_waiter(prev, btf);
 	if (!w || !pid || w->pid != pid || !__sync_bool_compare_and_swap(&w->pid, (__u64)pid, 0))
 		return 0;
 	span = bpf_ktime_get_ns() - w->start_ns;
 	ds = slot_stats(w->slot, w->dev);
 	if (!ds || span > KT_APP_STALE_NS || span < w->total_ns)
 		return 0;
-	/* Per-CPU counters summed modulo 2^32 (and the sum modulo 2^64): the
-	 * count taken off here may have been added on another CPU. */
+	/* The read's total moves to the bucket of its app span. The sum is
+	 * per CPU, summed modulo 2^64: its part may land on another CPU than
+	 * the total did. */
 	from = w->bucket;
 	to = kt_hist_index(span);
-	if (from >= KT_HIST_BUCKETS || from == to)
-		return 0;
-	app_bucket_add(ds, from, -1);
-	app_bucket_add(ds, to, 1);
+	if (from != to) {
+		app_bucket_add(w->slot, from, -1);
+		app_bucket_add(w->slot, to, 1);
+	}
 	ctr(ds, KT_OP_READ)->lat_sum_ns[KT_LAT_APP] += span - w->total_ns;
 	return 0;
 }
@@ -745,7 +776,7 @@ int BPF_PROG(kind##_sched_waking, struct task_struct *p)					\
 SEC(sec "/sched_switch")									\
 int BPF_PROG(kind##_sched_switch, bool preempt, struct task_struct *prev,			\
 	     struct task_struct *next)								\
-{ return on_switch(next, btf); }
+{ return on_switch(prev, next, btf); }
 
 KT_PROGS(btf, "tp_btf", true)
 KT_PROGS(raw, "raw_tp", false)

@@ -56,16 +56,18 @@ enum kt_lat {
 /*
  * Histograms kept per device. Reads and writes, the two domains the tuner
  * steers, get the queue, device and total spans; discards and the rest
- * only their total; reads also the span to their waiting task (the goal's),
- * so that a device's statistics fit in one per-CPU value.
+ * only their total, so that a device's statistics fit in one per-CPU value
+ * (KT_DEV_HISTS of them). Reads also get the span to their waiting task
+ * (the goal's), kept apart in one value shared by the CPUs (kt_app_hist).
  */
 enum kt_hist_id {
 	KT_HIST_READ_QUEUE = 0,		/* KT_OP_READ * KT_OP_SPANS + kind */
 	KT_HIST_WRITE_QUEUE = 3,	/* KT_OP_WRITE * KT_OP_SPANS + kind */
 	KT_HIST_DISCARD_TOTAL = 6,
 	KT_HIST_OTHER_TOTAL = 7,
-	KT_HIST_READ_APP = 8,
-	KT_HISTS = 9,
+	KT_DEV_HISTS = 8,		/* those in kt_dev_stats */
+	KT_HIST_READ_APP = 8,		/* in kt_app_hist */
+	KT_HISTS = 9,			/* in a snapshot */
 };
 
 /* The histogram of (op, span), or -1 where none is kept. */
@@ -120,14 +122,25 @@ struct kt_dev_stats {
 	__u32 dev;
 	__u32 slot;	/* its own key, for the maps indexed by slot */
 	struct kt_op_counters op[KT_OP_MAX];
-	__u32 hist[KT_HISTS][KT_HIST_BUCKETS];
+	__u32 hist[KT_DEV_HISTS][KT_HIST_BUCKETS];
+};
+
+/*
+ * The reads' app span histogram of one device (KT_HIST_READ_APP): the value
+ * of the array app_hist, keyed by slot, one for all CPUs, added to with
+ * atomic adds. Not per CPU: the per-CPU budget below has no room for a
+ * ninth histogram, and sampling (kt_sampling) keeps the reads timed to
+ * tens of thousands a second, so the adds seldom meet on a cache line.
+ * Zeroed by userspace with the slot's kt_dev_stats.
+ */
+struct kt_app_hist {
+	__u32 hist[KT_HIST_BUCKETS];
 };
 
 /* Per-CPU map memory, in bytes, the observer may take at the default
  * device count: a tuning daemon's share of a CPU's memory on a host with
- * hundreds of CPUs (18 KiB a device: nine histograms of 1.9 KiB and the
- * counters). */
-#define KT_PERCPU_BUDGET	(288u * 1024u)
+ * hundreds of CPUs. */
+#define KT_PERCPU_BUDGET	(256u * 1024u)
 /* Per-CPU memory one watched device may take: its share of that budget,
  * and below the kernel's limit for one per-CPU value (PCPU_MIN_UNIT_SIZE,
  * 32 KiB). */
@@ -372,8 +385,11 @@ static inline __u64 kt_hist_width(__u32 idx)
 _Static_assert(sizeof(struct kt_op_counters) == 8 * (KT_LAT_MAX + 17), "kt_op_counters layout changed");
 _Static_assert(sizeof(struct kt_sampling) == KT_OP_MAX, "kt_sampling layout changed");
 _Static_assert(sizeof(struct kt_dev_stats) ==
-	       8 + KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_HISTS * KT_HIST_BUCKETS,
+	       8 + KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_DEV_HISTS * KT_HIST_BUCKETS,
 	       "kt_dev_stats layout changed");
+_Static_assert(sizeof(struct kt_app_hist) == 4 * KT_HIST_BUCKETS, "kt_app_hist layout changed");
+_Static_assert(KT_HIST_READ_APP == KT_DEV_HISTS && KT_HISTS == KT_DEV_HISTS + 1,
+	       "the app histogram follows those of kt_dev_stats");
 _Static_assert(sizeof(struct kt_dev_stats) <= KT_DEV_STATS_BUDGET, "kt_dev_stats over its budget");
 _Static_assert(KT_HIST_WRITE_QUEUE == KT_OP_WRITE * KT_OP_SPANS && KT_HIST_DISCARD_TOTAL == 2 * KT_OP_SPANS &&
 	       KT_LAT_APP == KT_OP_SPANS, "kt_hist_id out of step with kt_hist_of()");

@@ -48,7 +48,7 @@ void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned nc
 			d->queued += s->queued;
 			d->inflight += s->inflight;
 		}
-		for (int h = 0; h < KT_HISTS; h++)
+		for (int h = 0; h < KT_DEV_HISTS; h++)
 			for (uint32_t i = 0; i < KT_HIST_BUCKETS; i++)
 				dst->hist[h][i] += ds->hist[h][i];	/* modulo 2^32 */
 	}

@@ -55,7 +55,8 @@ extern const char *const kt_op_name[KT_OP_MAX];
 extern const char *const kt_lat_name[KT_LAT_MAX];
 
 /* Sum the per-CPU values of one kt_dev_stats into dst's counters and
- * histograms (stride: bytes per CPU); the rest of dst is left alone. */
+ * histograms (stride: bytes per CPU), the app histogram zeroed (it is not
+ * per CPU: the observer fills it); the rest of dst is left alone. */
 void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned ncpus, size_t stride);
 
 /*

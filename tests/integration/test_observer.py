@@ -161,20 +161,32 @@ def assert_within_fio(o, lat, host_ns=HOST_NS):
 # 15.3 us); the rest, the syscall's own path, is not the app span's. Half
 # leaves room for a run in which some wakeups go to another task first.
 APP_GAP_COVERED = 0.5
+# The app span ends before fio reaps the read, so it stays under fio's
+# total span: at P99 by 2-7% on shm R1 and 2-4% on flash R1 (seven runs of
+# 2026-12-01), its mean within 2% of fio's either way. Not at P50 on shm:
+# there the reads split between those whose reader did not sleep (~10 us)
+# and those it waited for (~20-40 us), P50 falls on that edge, and the app
+# span's came out from 5% under to 10% over fio's. So P99 and the mean are
+# compared, the mean within the 5% the two clocks and histograms allow
+# (fio times with the TSC it calibrates at start).
+APP_MEAN_OVER_FIO = 1.05
 
 
 def assert_app_span(o, lat, lat_mean_ns):
     """The reads' app span (start -> the waiting task runs) contains the
-    total (start -> completion) of the same read and lies inside fio's
-    total span of it, within the histograms' resolution; and it covers
-    most of what fio's reads spend outside the block layer."""
+    total (start -> completion) of the same read and ends before fio reaps
+    it (at P99 and in the mean); and it covers most of what fio's reads
+    spend outside the block layer."""
     app, tot = o["app"], o["total"]
     print(f"app span p50 {app['p50_ns']/1e3:.1f}us p99 {app['p99_ns']/1e3:.1f}us "
-          f"mean {app['mean_ns']/1e3:.1f}us; fio lat mean {lat_mean_ns/1e3:.1f}us")
+          f"mean {app['mean_ns']/1e3:.1f}us; fio lat p50 {lat[50.0]/1e3:.1f}us "
+          f"p99 {lat[99.0]/1e3:.1f}us mean {lat_mean_ns/1e3:.1f}us")
     assert app["count"] == tot["count"], (app["count"], tot["count"])
     for p, key in ((50.0, "p50_ns"), (99.0, "p99_ns")):
         assert tot[key] <= app[key] * RES, ("app span under the total", p, app[key], tot[key])
-        assert app[key] <= lat[p] * RES, ("app span above fio's total", p, app[key], lat[p])
+    assert app["p99_ns"] <= lat[99.0] * RES, ("app span over fio's total", app["p99_ns"], lat[99.0])
+    assert app["mean_ns"] <= lat_mean_ns * APP_MEAN_OVER_FIO, ("app span over fio's total",
+                                                               app["mean_ns"], lat_mean_ns)
     assert app["mean_ns"] - tot["mean_ns"] >= APP_GAP_COVERED * (lat_mean_ns - tot["mean_ns"]), \
         ("app span misses the wait for the reader", app["mean_ns"], tot["mean_ns"], lat_mean_ns)
 
