@@ -117,14 +117,14 @@ struct {
 	__type(value, struct kt_cg_stats);
 } cg_stats SEC(".maps");
 
-/* Slot -> the reads' app span histogram (kt_app_hist), shared by the CPUs.
- * Zeroed by userspace with the slot's dev_stats. */
+/* Slot -> the reads moved to their app span's bucket (kt_app_moves), shared
+ * by the CPUs. Zeroed by userspace with the slot's dev_stats. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
 	__type(key, __u32);
-	__type(value, struct kt_app_hist);
-} app_hist SEC(".maps");
+	__type(value, struct kt_app_moves);
+} app_moves SEC(".maps");
 
 /* The last timed read completion of each CPU, until the first wakeup after
  * it takes it for its waiter (kt_read_done). */
@@ -203,17 +203,6 @@ static __always_inline struct kt_op_counters *ctr(struct kt_dev_stats *ds, __u32
 	return &ds->op[op & (KT_OP_MAX - 1)];
 }
 
-/* A count into (or, delta -1, out of) a bucket of a slot's app span histogram. */
-static __always_inline void app_bucket_add(__u32 slot, __u32 bucket, int delta)
-{
-	struct kt_app_hist *ah = bpf_map_lookup_elem(&app_hist, &slot);
-	__u64 i = bucket;
-
-	barrier_var(i);		/* bounded once for the verifier */
-	if (ah && i < KT_HIST_BUCKETS)
-		__sync_fetch_and_add(&ah->hist[i], delta);
-}
-
 static __always_inline void record(struct kt_dev_stats *ds, __u8 op, enum kt_lat kind, __u64 ns)
 {
 	int h = kt_hist_of(op, kind);
@@ -221,17 +210,13 @@ static __always_inline void record(struct kt_dev_stats *ds, __u8 op, enum kt_lat
 
 	if (h < 0)
 		return;
-	ctr(ds, op)->lat_sum_ns[kind] += ns;
-	if (h == KT_HIST_READ_APP) {
-		app_bucket_add(ds->slot, kt_hist_index(ns), 1);
-		return;
-	}
 	/* One index into the histograms, bounded once for the verifier. */
 	flat = (__u64)h * KT_HIST_BUCKETS + kt_hist_index(ns);
 	barrier_var(flat);
 	if (flat >= KT_DEV_HISTS * KT_HIST_BUCKETS)
 		return;
 	(&ds->hist[0][0])[flat]++;
+	ctr(ds, op)->lat_sum_ns[kind] += ns;
 }
 
 /* Undo the queued/inflight count of an entry that is going away unseen. */
@@ -521,14 +506,13 @@ static __always_inline bool sampled_out(struct kt_dev_stats *ds, __u8 op)
 
 /* ------------------------------------------------------------- the waiter */
 
-/* A timed read completed on this CPU: its total counts in the app
- * histogram until its waiter, if one is woken, is switched in. */
+/* A timed read completed on this CPU: its total is its app span until
+ * its waiter, if one is woken, is switched in. */
 static __always_inline void read_completed(struct kt_dev_stats *ds, __u64 now, __u64 total)
 {
 	__u32 zero = 0;
 	struct kt_read_done *done = bpf_map_lookup_elem(&read_done, &zero);
 
-	record(ds, KT_OP_READ, KT_LAT_APP, total);
 	if (!done)
 		return;
 	done->done_ns = now;
@@ -568,6 +552,17 @@ static __always_inline int on_waking(struct task_struct *p, bool btf)
 	return 0;
 }
 
+/* A read into (delta 1) or out of (-1) a bucket of a slot's app span. */
+static __always_inline void app_move(__u32 slot, __u32 bucket, int delta)
+{
+	struct kt_app_moves *m = bpf_map_lookup_elem(&app_moves, &slot);
+	__u64 i = bucket;
+
+	barrier_var(i);		/* bounded once for the verifier */
+	if (m && i < KT_HIST_BUCKETS)
+		__sync_fetch_and_add(&m->moves[i], delta);
+}
+
 /* The entry of a task being switched out is stale: it was woken while
  * still on its CPU, on its way to sleep (the wakeup found it before the
  * switch), and has run since, so its read's span ended at the completion.
@@ -605,8 +600,8 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 	from = w->bucket;
 	to = kt_hist_index(span);
 	if (from != to) {
-		app_bucket_add(w->slot, from, -1);
-		app_bucket_add(w->slot, to, 1);
+		app_move(w->slot, from, -1);
+		app_move(w->slot, to, 1);
 	}
 	ctr(ds, KT_OP_READ)->lat_sum_ns[KT_LAT_APP] += span - w->total_ns;
 	return 0;

@@ -58,7 +58,8 @@ enum kt_lat {
  * steers, get the queue, device and total spans; discards and the rest
  * only their total, so that a device's statistics fit in one per-CPU value
  * (KT_DEV_HISTS of them). Reads also get the span to their waiting task
- * (the goal's), kept apart in one value shared by the CPUs (kt_app_hist).
+ * (the goal's): their total's histogram, with the reads moved from there
+ * to their app span's bucket (kt_app_moves).
  */
 enum kt_hist_id {
 	KT_HIST_READ_QUEUE = 0,		/* KT_OP_READ * KT_OP_SPANS + kind */
@@ -66,7 +67,7 @@ enum kt_hist_id {
 	KT_HIST_DISCARD_TOTAL = 6,
 	KT_HIST_OTHER_TOTAL = 7,
 	KT_DEV_HISTS = 8,		/* those in kt_dev_stats */
-	KT_HIST_READ_APP = 8,		/* in kt_app_hist */
+	KT_HIST_READ_APP = 8,		/* the total's plus kt_app_moves */
 	KT_HISTS = 9,			/* in a snapshot */
 };
 
@@ -126,15 +127,19 @@ struct kt_dev_stats {
 };
 
 /*
- * The reads' app span histogram of one device (KT_HIST_READ_APP): the value
- * of the array app_hist, keyed by slot, one for all CPUs, added to with
- * atomic adds. Not per CPU: the per-CPU budget below has no room for a
- * ninth histogram, and sampling (kt_sampling) keeps the reads timed to
- * tens of thousands a second, so the adds seldom meet on a cache line.
+ * The reads of one device whose waiter was switched in after their
+ * completion, moved from the bucket of their total to that of their app
+ * span: -1 and +1 per read, modulo 2^32 (the value of the array app_moves,
+ * keyed by slot). The app span's histogram (KT_HIST_READ_APP) is the
+ * total's plus these; its sum (lat_sum_ns[KT_LAT_APP]) counts only what
+ * the moved reads added, the total's sum is added in userspace. So a
+ * completion does no more than record its total. One value for all CPUs,
+ * with atomic adds: the per-CPU budget below has no room for a ninth
+ * histogram, and only moved reads, sampled (kt_sampling), touch it.
  * Zeroed by userspace with the slot's kt_dev_stats.
  */
-struct kt_app_hist {
-	__u32 hist[KT_HIST_BUCKETS];
+struct kt_app_moves {
+	__u32 moves[KT_HIST_BUCKETS];
 };
 
 /* Per-CPU map memory, in bytes, the observer may take at the default
@@ -387,7 +392,7 @@ _Static_assert(sizeof(struct kt_sampling) == KT_OP_MAX, "kt_sampling layout chan
 _Static_assert(sizeof(struct kt_dev_stats) ==
 	       8 + KT_OP_MAX * sizeof(struct kt_op_counters) + 4 * KT_DEV_HISTS * KT_HIST_BUCKETS,
 	       "kt_dev_stats layout changed");
-_Static_assert(sizeof(struct kt_app_hist) == 4 * KT_HIST_BUCKETS, "kt_app_hist layout changed");
+_Static_assert(sizeof(struct kt_app_moves) == 4 * KT_HIST_BUCKETS, "kt_app_moves layout changed");
 _Static_assert(KT_HIST_READ_APP == KT_DEV_HISTS && KT_HISTS == KT_DEV_HISTS + 1,
 	       "the app histogram follows those of kt_dev_stats");
 _Static_assert(sizeof(struct kt_dev_stats) <= KT_DEV_STATS_BUDGET, "kt_dev_stats over its budget");

@@ -54,6 +54,15 @@ void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned nc
 	}
 }
 
+void snapshot_app_span(struct kt_snapshot *s, const struct kt_app_moves *m)
+{
+	int total = kt_hist_of(KT_OP_READ, KT_LAT_TOTAL);
+
+	for (uint32_t i = 0; i < KT_HIST_BUCKETS; i++)
+		s->hist[KT_HIST_READ_APP][i] = s->hist[total][i] + m->moves[i];	/* modulo 2^32 */
+	s->op[KT_OP_READ].lat_sum_ns[KT_LAT_APP] += s->op[KT_OP_READ].lat_sum_ns[KT_LAT_TOTAL];
+}
+
 void lat_summary_compute(const __u64 *h, uint64_t sum_ns, struct kt_lat_summary *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -56,8 +56,11 @@ extern const char *const kt_lat_name[KT_LAT_MAX];
 
 /* Sum the per-CPU values of one kt_dev_stats into dst's counters and
  * histograms (stride: bytes per CPU), the app histogram zeroed (it is not
- * per CPU: the observer fills it); the rest of dst is left alone. */
+ * per CPU: snapshot_app_span() makes it); the rest of dst is left alone. */
 void dev_stats_sum_cpus(struct kt_snapshot *dst, const void *percpu, unsigned ncpus, size_t stride);
+/* The reads' app span in a summed snapshot: the total's histogram with the
+ * moved reads (kt_app_moves), and its sum from the moved reads' part. */
+void snapshot_app_span(struct kt_snapshot *s, const struct kt_app_moves *m);
 
 /*
  * How to sample an op's completions that ran at per_sec in the last

@@ -166,7 +166,7 @@ static int open_skeleton(struct observer *o, enum observer_attach attach)
 	bpf_map__set_max_entries(o->skel->maps.watched, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.kyber_state, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.dev_stats, o->max_devices);
-	bpf_map__set_max_entries(o->skel->maps.app_hist, o->max_devices);
+	bpf_map__set_max_entries(o->skel->maps.app_moves, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.sampling, o->max_devices);
 	bpf_map__set_max_entries(o->skel->maps.requests, MAX(4096u, o->max_devices * 1024u));
 
@@ -406,7 +406,7 @@ static int write_slot_stats(struct observer *o, unsigned slot, uint32_t kdev)
 		ds->slot = slot;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.dev_stats), &slot, o->percpu, BPF_ANY) < 0 ||
-	    bpf_map_update_elem(bpf_map__fd(o->skel->maps.app_hist), &slot, &(struct kt_app_hist){}, BPF_ANY) < 0)
+	    bpf_map_update_elem(bpf_map__fd(o->skel->maps.app_moves), &slot, &(struct kt_app_moves){}, BPF_ANY) < 0)
 		return negative_errno();
 	return 0;
 }
@@ -511,13 +511,16 @@ int observer_expire(struct observer *o, unsigned slot)
 
 int observer_snapshot(struct observer *o, unsigned slot, struct kt_snapshot *out)
 {
+	struct kt_app_moves moves;
+
 	if (slot >= o->max_devices || !o->slot_used[slot])
 		return -ENOENT;
 	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.dev_stats), &slot, o->percpu) < 0)
 		return negative_errno();
 	dev_stats_sum_cpus(out, o->percpu, o->ncpus, o->stride);
-	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.app_hist), &slot, out->hist[KT_HIST_READ_APP]) < 0)
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.app_moves), &slot, &moves) < 0)
 		return negative_errno();
+	snapshot_app_span(out, &moves);
 	for (unsigned op = 0; op < KT_OP_MAX; op++) {
 		out->op[op].queued -= o->books[slot].queued[op];
 		out->op[op].inflight -= o->books[slot].inflight[op];
