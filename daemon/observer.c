@@ -333,8 +333,7 @@ static int reconcile_waiters(struct observer *o)
 }
 
 /* Attach insert/issue while any watched device needs them; after they are
- * detached, sweep what they left once it had time to complete. Then the
- * waiter programs as the watched devices want them. */
+ * detached, sweep what they left once it had time to complete. */
 static int reconcile_tracking(struct observer *o)
 {
 	bool want = false, have = o->track_links[0] || o->track_links[1];
@@ -362,7 +361,15 @@ static int reconcile_tracking(struct observer *o)
 		o->skel->bss->tracking = false;
 		o->detached_ns = 0;
 	}
-	return reconcile_waiters(o);
+	return 0;
+}
+
+/* The programs attached on demand, as the watched devices want them. */
+static int reconcile_programs(struct observer *o)
+{
+	int r = reconcile_tracking(o);
+
+	return r < 0 ? r : reconcile_waiters(o);
 }
 
 int observer_write_watch(struct observer *o, unsigned slot)
@@ -392,7 +399,7 @@ int observer_set_tracked(struct observer *o, unsigned slot, bool tracked)
 			return r;
 		}
 	}
-	return reconcile_tracking(o);
+	return reconcile_programs(o);
 }
 
 /* Zeroes a slot's statistics on every CPU and names its device (0: free). */
@@ -476,7 +483,7 @@ int observer_watch(struct observer *o, uint32_t kdev, unsigned *ret_slot)
 	o->slot_tracked[slot] = true;
 	o->slot_kdev[slot] = kdev;
 	*ret_slot = slot;
-	r = reconcile_tracking(o);
+	r = reconcile_programs(o);
 	if (r < 0)
 		(void)observer_unwatch(o, slot);
 	return r;
@@ -498,7 +505,7 @@ int observer_unwatch(struct observer *o, unsigned slot)
 	observer_cgroups_drop(o, slot);
 	o->slot_used[slot] = false;
 	o->slot_tracked[slot] = false;
-	(void)reconcile_tracking(o);
+	(void)reconcile_programs(o);
 	return 0;
 }
 
