@@ -546,13 +546,21 @@ static __always_inline int on_waking(struct task_struct *p, bool btf)
 		idx = pid & (KT_APP_WAITS - 1);
 		w = bpf_map_lookup_elem(&app_waits, &idx);
 		if (w) {
-			w->pid = 0;	/* a switch-in on another CPU sees no half-written entry as its own */
+			/* Free, filled, then published, so that a switch-in on
+			 * another CPU sees no half-written entry as its own:
+			 * volatile, since the compiler would drop the first
+			 * store to pid as dead, and in this order between the
+			 * compiler barriers (x86 keeps stores in order; where
+			 * a CPU does not, a mixed entry costs one read's span). */
+			*(volatile __u64 *)&w->pid = 0;
+			barrier();
 			w->slot = done->slot;
 			w->dev = done->dev;
 			w->bucket = done->bucket;
 			w->start_ns = done->start_ns;
 			w->total_ns = done->done_ns - done->start_ns;
-			w->pid = pid;
+			barrier();
+			*(volatile __u64 *)&w->pid = pid;
 		}
 	}
 	done->done_ns = 0;
