@@ -6,7 +6,11 @@ system bus setting their limits.
 
 Judged on ratios measured in the same test: the weighted Jain index of the
 tenants' throughput, and their total against scheduler none's without
-weights just before. The three workloads of the acceptance and BFQ beside
+weights just before, both over the seconds the host did not disturb
+(hoststeal): flashsim runs over FUSE on the same 2 CPUs, so a second the
+host took them cuts every tenant's rate (a CI run at 2.9% steal over the
+whole run had the four's total at 16k a second late in the run against 25k
+early, and judged work conservation at 78% on it). The three workloads of the acceptance and BFQ beside
 kyber-tuned are a benchmark (make bench-weights), not a test."""
 
 import glob
@@ -45,6 +49,7 @@ READER_ALONE_S = 8
 READER_RUN_S = 20
 READER_JUDGED_FROM_S = 10
 RUN_S = 15
+NONE_RUN_S = 8
 
 
 def jain(x, w):
@@ -78,6 +83,14 @@ def undisturbed(secs, steal, start, first, last, what):
     windows = [(s * 1000, secs.get(s, 0.0)) for s in range(first, last + 1)]
     kept, _ = steal.clean(start, windows, what)
     return {ms // 1000: v for ms, v in kept}
+
+
+def calm_means(secs, steal, start, first, last, what):
+    """Each tenant's mean rate over the seconds first..last of a run that
+    began at `start`, those the host disturbed left out (the same seconds
+    for every tenant: they share the machine). Skips as undisturbed()."""
+    calm = undisturbed({s: 0.0 for s in range(first, last + 1)}, steal, start, first, last, what)
+    return {n: sum(v.get(s, 0.0) for s in calm) / len(calm) for n, v in secs.items()}
 
 
 def job(t, name, rw, tmp=None, extra=None):
@@ -125,20 +138,28 @@ def test_shares_follow_weights(bus, flash, tenants, daemon_factory, tmp_path):
     >= 90% of scheduler none's without weights; the figures weights shows
     are the ones fio saw; the limits go back when the daemon stops."""
     t = tenants
-    none = fio.run(flash.path, [job(t, n, "randrw") for n in WEIGHTS], runtime_s=8, ramp_s=0)
-    none_total = sum(r.read_iops + r.write_iops for r in none.values())
-    d = start_service(daemon_factory, bus, str(tmp_path), interval="1s")
-    set_weights(bus, flash, t, WEIGHTS)
-    fio.run(flash.path, [job(t, n, "randrw", str(tmp_path)) for n in WEIGHTS], runtime_s=RUN_S, ramp_s=0)
+    os.makedirs(f"{tmp_path}/none")
+    with hoststeal.Monitor() as steal:
+        t0 = time.time()
+        fio.run(flash.path, [job(t, n, "randrw", f"{tmp_path}/none") for n in WEIGHTS],
+                runtime_s=NONE_RUN_S, ramp_s=0)
+        none = calm_means({n: per_second(f"{tmp_path}/none/{n}") for n in WEIGHTS}, steal, t0,
+                          1, NONE_RUN_S - 1, "none")	# fio logs the last second for some jobs only
+        d = start_service(daemon_factory, bus, str(tmp_path), interval="1s")
+        set_weights(bus, flash, t, WEIGHTS)
+        t0 = time.time()
+        fio.run(flash.path, [job(t, n, "randrw", str(tmp_path)) for n in WEIGHTS], runtime_s=RUN_S, ramp_s=0)
     res = tunectl(bus, "--json", "weights", flash.name)
     assert res.returncode == 0, res.stderr
     print(tunectl(bus, "weights", flash.name).stdout)
-    secs = {n: per_second(f"{tmp_path}/{n}") for n in WEIGHTS}
-    late = [mean_over(secs[n], SETTLE_S + 1, RUN_S - 1) for n in WEIGHTS]  # fio logs the last second for some jobs only
+    weighted = calm_means({n: per_second(f"{tmp_path}/{n}") for n in WEIGHTS}, steal, t0,
+                          SETTLE_S + 1, RUN_S - 1, "weighted")
+    late = [weighted[n] for n in WEIGHTS]
+    none_total = sum(none.values())
     index = jain(late, list(WEIGHTS.values()))
-    print(f"none {none_total:.0f} I/Os a second, Jain {jain([none[n].read_iops + none[n].write_iops for n in WEIGHTS], list(WEIGHTS.values())):.3f}; "
+    print(f"none {none_total:.0f} I/Os a second, Jain {jain([none[n] for n in WEIGHTS], list(WEIGHTS.values())):.3f}; "
           f"weighted {[round(x) for x in late]} = {sum(late):.0f}, Jain {index:.3f}")
-    assert index >= JAIN_MIN, (late, secs)
+    assert index >= JAIN_MIN, late
     assert sum(late) >= THROUGHPUT_SHARE_MIN * none_total, (late, none_total)
     rows = {r["cgroup"]: r for r in status_json_lines(res.stdout)[0]["cgroups"]}
     for n, w in WEIGHTS.items():
@@ -168,16 +189,19 @@ def test_work_conservation(bus, flash, tenants, daemon_factory, tmp_path):
             job(t, "c", "randrw", f"{tmp_path}/back", back), job(t, "d", "randrw", f"{tmp_path}/back", back)]
     for j in jobs[4:]:
         j.name = f"{j.name}2"
-    fio.run(flash.path, jobs, runtime_s=32, ramp_s=0)
+    with hoststeal.Monitor() as steal:
+        t0 = time.time()
+        fio.run(flash.path, jobs, runtime_s=32, ramp_s=0)
     secs = {n: per_second(f"{tmp_path}/{n}") for n in WEIGHTS}
     for n in ("c", "d"):
         for s, v in per_second(f"{tmp_path}/back/{n}").items():
             secs[n][s + 22] = secs[n].get(s + 22, 0.0) + v
     for s in range(1, 33):
         print(s, [round(secs[n].get(s, 0)) for n in WEIGHTS])
-    before = sum(mean_over(secs[n], SETTLE_S + 1, 11) for n in WEIGHTS)
-    two = mean_over(secs["a"], 16, 21) + mean_over(secs["b"], 16, 21)
-    after = [mean_over(secs[n], 26, 31) for n in WEIGHTS]
+    before = sum(calm_means(secs, steal, t0, SETTLE_S + 1, 11, "four").values())
+    left = calm_means({n: secs[n] for n in ("a", "b")}, steal, t0, 16, 21, "two")
+    two = sum(left.values())
+    after = [mean_over(secs[n], 26, 31) for n in WEIGHTS]	# shares within the same seconds
     print(f"four {before:.0f}; two, from 3 s after the others stopped: {two:.0f}; back, from 3 s on: "
           f"{[round(x) for x in after]}, Jain {jain(after, list(WEIGHTS.values())):.3f}")
     assert two >= 0.9 * before, (two, before)
