@@ -10,8 +10,9 @@ weights just before, both over the seconds the host did not disturb
 (hoststeal): flashsim runs over FUSE on the same 2 CPUs, so a second the
 host took them cuts every tenant's rate (a CI run at 2.9% steal over the
 whole run had the four's total at 16k a second late in the run against 25k
-early, and judged work conservation at 78% on it). The three workloads of the acceptance and BFQ beside
-kyber-tuned are a benchmark (make bench-weights), not a test."""
+early, and judged work conservation at 78% on it). The three workloads of
+the acceptance and BFQ beside kyber-tuned are a benchmark (make
+bench-weights), not a test."""
 
 import glob
 import json
