@@ -347,40 +347,83 @@ def test_optane_no_throttling_cost(daemon_factory, device_factory):
     assert tuned_m >= 0.95 * none_m, (none, tuned)
 
 
+# test_infeasible_goal: the static setting and the tuned run are two runs
+# made a few seconds apart on flashsim, served from this VM's CPUs, so
+# their reads are compared on the median of their per-second P99s over the
+# seconds the host did not disturb (a whole run's P99 is its worst seconds':
+# one CI run's tuned reads were at 979 us against the static run's 635 us,
+# at write depth 1 all along, with 14-28% steal in a few of its seconds).
+# Judged after INFEASIBLE_SETTLE_S: Kyber's write depth walks down to 1 in
+# the first seconds of either run. The tolerance covers that median's
+# spread between such runs (static 643 and 659 us, tuned 659 and 692 us
+# in the runs measured, up to 8% apart); a tuner that does not throttle
+# leaves the reads at none's P99, 10-20x the static setting's.
+INFEASIBLE_SETTLE_S = 5
+INFEASIBLE_RUN_S = 14
+INFEASIBLE_P99_TOLERANCE = 1.25
+# Runs the host took the CPUs from in more than half of their judged
+# seconds are made again: on this VM the host's steal rises while the
+# guest is busy (6-17% over some 15-s runs of this test, 0.3% idle).
+INFEASIBLE_TRIES = 3
+
+
+def calm_median_p99(steal, tmp, name, what, run):
+    """Median of the per-second read P99s of the seconds after
+    INFEASIBLE_SETTLE_S the host did not disturb, of `run(read_extra)`
+    (an R1+W256 run whose reader logs fio's hist_log). A run with more
+    than half of those seconds disturbed is made again, INFEASIBLE_TRIES
+    times in all; then steal.clean skips the test. Returns (median P99,
+    run's result)."""
+    for attempt in range(INFEASIBLE_TRIES):
+        prefix = f"{tmp}/{name}{attempt}"
+        start = time.time()
+        res = run(fio.hist_log(prefix))
+        windows = [(ms, p) for ms, p in fio.window_p99(prefix) if ms > INFEASIBLE_SETTLE_S * 1000]
+        calm = steal.calm_windows(start, [ms for ms, _ in windows])
+        if 2 * len(calm) >= len(windows):
+            break
+    kept, _ = steal.clean(start, windows, f"{what} (run {attempt + 1})")
+    p99s = sorted(p for _, p in kept)
+    return p99s[len(p99s) // 2], res
+
+
 def test_infeasible_goal(daemon_factory, flash):
     """read-p99=10us is out of reach: state infeasible, reads at least as
     good as the static 50 us / 100 ms setting, write-iops-min honoured."""
-    with fio.io_lock(), hoststeal.Monitor() as steal:
-        static_p99, static_w = static_run(flash, 50_000, 100_000_000, runtime=8, steal=steal)
-        for _ in range(2):  # once more if the host disturbed the run
-            d = start_tuner(daemon_factory, flash, "read-p99=10us")
-            t0 = time.time()
-            res = fio.run(flash.path, fio.pair(), runtime_s=10, ramp_s=4)
-            share = steal.share(t0, time.time())
-            lines = stop_tuner(d)
-            if share <= hoststeal.DISTURBED_SHARE:
-                break
+    def static(read_extra):
+        flash.set_scheduler("none")  # fresh depths, whatever ran before
+        flash.set_scheduler("kyber")
+        flash.set_kyber_targets(50_000, 100_000_000)
+        return fio.run(flash.path, fio.pair(read_extra=read_extra),
+                       runtime_s=INFEASIBLE_RUN_S, ramp_s=0), None
+
+    def tuned(read_extra):
+        d = start_tuner(daemon_factory, flash, "read-p99=10us")
+        res = fio.run(flash.path, fio.pair(read_extra=read_extra),
+                      runtime_s=INFEASIBLE_RUN_S, ramp_s=0)
+        return res, stop_tuner(d)
+
+    with tempfile.TemporaryDirectory() as tmp, fio.io_lock(), hoststeal.Monitor() as steal:
+        static_p99, (static_res, _) = calm_median_p99(steal, tmp, "s", "static 50us/100ms", static)
+        tuned_p99, (res, lines) = calm_median_p99(steal, tmp, "t", "read-p99=10us under the tuner",
+                                                  tuned)
         d = start_tuner(daemon_factory, flash, "read-p99=10us write-iops-min=8k")
         floor = fio.run(flash.path, fio.pair(), runtime_s=20, ramp_s=4)
         floor_lines = stop_tuner(d)
-    tuned_p99 = res["r"].read_clat_ns[99.0]
-    print(f"\nstatic 50us/100ms: read P99 {static_p99 / 1e3:.0f} us, write {static_w:.0f}; tuned: "
-          f"read P99 {tuned_p99 / 1e3:.0f} us, write {res['w'].write_iops:.0f}; with floor: write "
-          f"{floor['w'].write_iops:.0f}; host steal during the tuned run {share:.1%}")
-    if share > hoststeal.DISTURBED_SHARE:
-        pytest.skip(f"the host stole {share:.0%} of the CPUs in both tuned runs: flashsim's "
-                    "timing, and so the tuner's verdict, does not hold")
-    # Steady state: after the first 5 s and before fio winds down (its last
-    # second mixes in the end of the run).
-    steady = lines[5:-2]
+    print(f"median per-second read P99 of the undisturbed seconds after {INFEASIBLE_SETTLE_S} s: "
+          f"static 50us/100ms {static_p99 / 1e3:.0f} us (write {static_res['w'].write_iops:.0f} IOPS), "
+          f"tuned {tuned_p99 / 1e3:.0f} us (write {res['w'].write_iops:.0f}); with floor: write "
+          f"{floor['w'].write_iops:.0f}")
+    # Steady state: after the first INFEASIBLE_SETTLE_S and before fio winds
+    # down (its last second mixes in the end of the run).
+    steady = lines[INFEASIBLE_SETTLE_S:-2]
     states = [l["tuner"]["state"] for l in steady]
     assert states.count("infeasible") >= 0.7 * len(states), states
     # The best the tuner can do is the static setting's own end state:
-    # writes at depth 1. The two runs' P99 then differ only by noise
-    # (+-20% between 10 s runs here).
+    # writes at depth 1, and then the reads as the static setting's.
     depths = [l["kyber_depth"]["write"] for l in steady]
     assert depths.count(1) >= 0.7 * len(depths), depths
-    assert tuned_p99 <= static_p99 * 1.25
+    assert tuned_p99 <= static_p99 * INFEASIBLE_P99_TOLERANCE, (tuned_p99, static_p99)
     assert floor["w"].write_iops >= 8000 * 0.95
     # With a floor the tuner may only ask for a 2x write slowdown, so Kyber
     # walks the write depth down in small steps; how long that takes varies
