@@ -76,21 +76,26 @@ def mean_over(secs, first, last):
     return sum(secs.get(s, 0.0) for s in range(first, last + 1)) / (last - first + 1)
 
 
+def calm_seconds(steal, start, first, last, what):
+    """The seconds first..last of a run that began at `start` (wall clock)
+    the host did not disturb (skips the test when more than half were).
+    fio logs a run's last second for some jobs only, so `last` is at most
+    the run's length - 1."""
+    kept, _ = steal.clean(start, [(s * 1000, None) for s in range(first, last + 1)], what)
+    return [ms // 1000 for ms, _ in kept]
+
+
 def undisturbed(secs, steal, start, first, last, what):
-    """{second: I/Os} of the seconds first..last of a run that began at
-    `start` (wall clock), without those the host disturbed (skips the test
-    when more than half were). fio logs a run's last second for some jobs
-    only, so `last` is at most the run's length - 1."""
-    windows = [(s * 1000, secs.get(s, 0.0)) for s in range(first, last + 1)]
-    kept, _ = steal.clean(start, windows, what)
-    return {ms // 1000: v for ms, v in kept}
+    """{second: I/Os} of one job's seconds first..last, those the host
+    disturbed left out (see calm_seconds)."""
+    return {s: secs.get(s, 0.0) for s in calm_seconds(steal, start, first, last, what)}
 
 
 def calm_means(secs, steal, start, first, last, what):
-    """Each tenant's mean rate over the seconds first..last of a run that
-    began at `start`, those the host disturbed left out (the same seconds
-    for every tenant: they share the machine). Skips as undisturbed()."""
-    calm = undisturbed({s: 0.0 for s in range(first, last + 1)}, steal, start, first, last, what)
+    """Each tenant's mean rate over the seconds first..last, those the host
+    disturbed left out (the same seconds for every tenant: they share the
+    machine; see calm_seconds)."""
+    calm = calm_seconds(steal, start, first, last, what)
     return {n: sum(v.get(s, 0.0) for s in calm) / len(calm) for n, v in secs.items()}
 
 
