@@ -11,16 +11,22 @@ import re
 import shutil
 import signal
 import tempfile
+import time
 
 import pytest
 
 from tests.integration.dbus_helpers import tunectl
-from tests.lib import fio
+from tests.lib import fio, hoststeal
 
 # An easy goal for flashsim flash under R1+W256 (none gives 10-15 ms, the
 # tuner meets 2 ms): the streak that makes a point learned comes soon.
 GOAL = "read-p99=3ms scheduler=kyber"
+# R1+W256 runs of LEARN_S until a point is learned, LEARN_ROUNDS at most:
+# the streak (10 intervals in a row within the goal) came within one run
+# in quiet runs, and not within 30 s in a CI run whose host took 8-29% of
+# the CPUs flashsim runs on in most of its seconds.
 LEARN_S = 30
+LEARN_ROUNDS = 3
 
 
 @pytest.fixture
@@ -52,9 +58,18 @@ def test_export_then_start_from_it(bus, flash, daemon_factory, workdir):
     assert f"Nothing learned on {flash.name} yet" in res.stderr, res.stderr
     res = tunectl(bus, "export-profile", "nosuchdisk0")
     assert res.returncode == 1 and "nosuchdisk0" in res.stderr, res.stderr
-    with fio.io_lock():
-        fio.run(flash.path, fio.pair(), runtime_s=LEARN_S, ramp_s=0)
-    res = tunectl(bus, "export-profile", flash.name)
+    with fio.io_lock(), hoststeal.Monitor() as steal:
+        start = time.time()
+        for rounds in range(1, LEARN_ROUNDS + 1):
+            fio.run(flash.path, fio.pair(), runtime_s=LEARN_S, ramp_s=0)
+            res = tunectl(bus, "export-profile", flash.name)
+            if res.returncode == 0:
+                break
+        share = steal.share(start, time.time())
+    print(f"\nlearned after {rounds} run(s) of {LEARN_S} s; host steal {share:.1%}")
+    if res.returncode != 0 and share > hoststeal.DISTURBED_SHARE:
+        pytest.skip(f"nothing learned in {rounds * LEARN_S} s with the host taking {share:.0%} "
+                    "of the CPUs flashsim runs on: the goal's streak never held")
     assert res.returncode == 0, res.stderr + d.stderr()
     text = res.stdout
     print(text)
