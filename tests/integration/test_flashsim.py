@@ -205,7 +205,11 @@ def test_new_profile_interference(make_dev, profile):
 
 def test_storm_signal(make_dev):
     """SIGUSR2 toggles a GC storm: on flash (no GC otherwise) dies then
-    stall 3 ms after every 4th program, and a writer slows down."""
+    stall 3 ms after every 4th program, and a writer slows down. Whether
+    the storm is on is exact (the model's stall count); the writer's rates
+    are the host's as well: runs in which it stole more than 5% of the
+    CPUs are made again (3 tries; skipped if none was undisturbed; one
+    CI run's `after` came out at 76% of `calm` at 6.7% steal)."""
     dev = make_dev("flash")
     w16 = fio.randwrite("w16", 16)
 
@@ -216,18 +220,28 @@ def test_storm_signal(make_dev):
             assert time.monotonic() < deadline, "SIGUSR2 did not toggle the storm"
             time.sleep(0.05)
 
-    assert dev.stats()["storm"] is False
-    calm = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
-    assert dev.stats()["gc_stalls"] == 0
-    toggle(True)
-    stormy = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
-    stalls = dev.stats()["gc_stalls"]
-    toggle(False)
-    after = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
-    print(f"\n  flash W16: {calm:.0f} IOPS, in a storm {stormy:.0f} ({stalls} GC stalls), "
-          f"after {after:.0f}")
-    assert stalls > 0
-    assert dev.stats()["gc_stalls"] == stalls
+    for attempt in range(3):
+        assert dev.stats()["storm"] is False
+        with hoststeal.Monitor() as steal:
+            t0 = time.time()
+            before = dev.stats()["gc_stalls"]
+            calm = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
+            assert dev.stats()["gc_stalls"] == before
+            toggle(True)
+            stormy = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
+            stalls = dev.stats()["gc_stalls"] - before
+            toggle(False)
+            after = run(dev, w16, runtime_s=2, ramp_s=0)["w16"].write_iops
+            share = steal.share(t0, time.time())
+        print(f"\n  flash W16: {calm:.0f} IOPS, in a storm {stormy:.0f} ({stalls} GC stalls), "
+              f"after {after:.0f}; host CPU steal {share:.1%}")
+        assert stalls > 0
+        assert dev.stats()["gc_stalls"] - before == stalls
+        if share <= hoststeal.DISTURBED_SHARE:
+            break
+    else:
+        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
+                    "each of 3 tries: the model's timing does not hold")
     # 8 dies x 4 programs per (4 x 500 us + 3 ms): 6.4K against 16K.
     assert stormy <= 0.6 * calm
     assert after >= 0.8 * calm
