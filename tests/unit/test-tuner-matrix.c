@@ -107,9 +107,14 @@ static const struct workload workloads[] = {
 static const double goal_fraction_of_none[] = { 0.5, 0.2 };
 
 /* Shifts: phases of PHASE_S seconds, judged against the first phase's
- * goal (half of none's) where the oracle says a static setting meets it. */
+ * goal (half of none's) where the oracle says a static setting meets it.
+ * In the SHIFT_WRITES_STOP phase the first workload's writers pause (its
+ * reads alone are judged where they meet the goal beside them); the phase
+ * after it is their return, with the throttle of before in force while
+ * Kyber grows them again. */
 #define PHASE_S 30
-static const unsigned shift_phases[] = { 0, 1, 3, 0 };	/* indices into workloads[] */
+#define SHIFT_WRITES_STOP N_WORKLOADS
+static const unsigned shift_phases[] = { 0, SHIFT_WRITES_STOP, 0, 1, 3, 0 };	/* into workloads[] */
 
 /* Disturbances: converge, run DISTURB_AT_S, disturb for DISTURB_S, then
  * judge the windows RECOVER_S..RECOVER_S + 10 after it against the 10 s
@@ -446,16 +451,20 @@ static void shifts(struct device_data *dd)
 {
 	uint64_t goal_ns = goal_for(dd, shift_phases[0], goal_fraction_of_none[0]);
 	const struct workload *first = &workloads[shift_phases[0]];
+	const struct workload reads_alone = { "writes stop", first->read_qd, 0 };
 	struct tuner_loop *l = start(dd, first, goal_ns);
 	struct verdict v = { .grade = GRADE_MET };
 	char line[256] = "";
 
 	for (size_t p = 0; p < ELEMENTSOF(shift_phases); p++) {
-		const struct workload *w = &workloads[shift_phases[p]];
+		bool stop = shift_phases[p] == SHIFT_WRITES_STOP;
+		const struct workload *w = stop ? &reads_alone : &workloads[shift_phases[p]];
 		unsigned first_met = 0, late = 0, late_met = 0;
 		struct oracle o;
 
-		find_oracle(dd, shift_phases[p], goal_ns, &o);
+		/* Reads alone are judged where they can meet the goal beside
+		 * the first workload's writes. */
+		find_oracle(dd, stop ? shift_phases[0] : shift_phases[p], goal_ns, &o);
 		sim_set_workload(l->sim, w->read_qd, w->write_qd);
 		for (unsigned t = 1; t <= PHASE_S; t++) {
 			tuner_loop_step(l);
