@@ -66,7 +66,8 @@ def test_export_then_start_from_it(bus, flash, daemon_factory, workdir):
             if res.returncode == 0:
                 break
         share = steal.share(start, time.time())
-    print(f"\nlearned after {rounds} run(s) of {LEARN_S} s; host steal {share:.1%}")
+    print(f"\n{'learned' if res.returncode == 0 else 'nothing learned'} after {rounds} run(s) of "
+          f"{LEARN_S} s; host steal {share:.1%}")
     if res.returncode != 0 and share > hoststeal.DISTURBED_SHARE:
         pytest.skip(f"nothing learned in {rounds * LEARN_S} s with the host taking {share:.0%} "
                     "of the CPUs flashsim runs on: the goal's streak never held")

@@ -232,16 +232,19 @@ def test_shifts(daemon_factory, flash):
     reads queued on 8 dies, reads alone take about 2 ms at P99 on this
     device, so 2 ms is out of reach in the last phase.
 
-    The R1 phases are judged by fio's windows. The R64 phase is judged by
-    the daemon's intervals, the span the goal is defined on (insert to
-    completion): with 64 reads in flight, fio's completion latency also
-    counts the wait until fio reaps a completion on CPUs it shares with
-    flashsim and the loop worker, outside the block layer and outside what
-    Kyber's targets move. Measured on this kind of host: fio's P99 0.1-0.4
-    ms above the daemon's in quiet runs, 0.4-0.9 ms (2.6-3.5 ms against
-    the daemon's 2.2-2.7) in one with host steal, where a tuner that holds
-    its own view at 75-90% of the goal would fail a fio judgement. With the
-    writes let go beside R64, the daemon's view is 20-23 ms (one CI run)."""
+    Every phase is judged by the daemon's intervals, the span the goal is
+    defined on (insert to completion); fio's windows are printed beside
+    them. fio's completion latency also counts the wait until fio reaps a
+    completion on CPUs it shares with flashsim and the loop worker, outside
+    the block layer and outside what Kyber's targets move: with 64 reads in
+    flight, fio's P99 was 0.1-0.4 ms above the daemon's in quiet runs and
+    0.4-0.9 ms (2.6-3.5 ms against the daemon's 2.2-2.7) in one with host
+    steal; with R1, a fresh-clone CI run at 1.4% steal failed the W256
+    restart on fio's 3.0-3.4 ms while the daemon's intervals were at
+    2.57-2.88 ms. A tuner that uses the goal's slack holds reads at 75-90%
+    of it, inside that gap. That the daemon's P99 is fio's is
+    test_observer's to judge. With the writes let go beside R64, the
+    daemon's view is 20-23 ms (one CI run)."""
     goal_ns = 3_000_000
     ph, ph_ms = SHIFT_PHASE_S, SHIFT_PHASE_S * 1000
     w_a = {"runtime": f"{ph}s"}
@@ -256,19 +259,16 @@ def test_shifts(daemon_factory, flash):
               fio.randwrite("wb", 256, extra=w_b)]
         fio.run(flash.path, js, runtime_s=4 * ph, ramp_s=0)
         lines = stop_tuner(d)
-        r1 = fio.window_p99(f"{tmp}/r1")
+        r1_fio = fio.window_p99(f"{tmp}/r1")
         # r64's windows count from its own start (startdelay excluded).
         r64_fio = [(ms + 3 * ph_ms, p) for ms, p in fio.window_p99(f"{tmp}/r64")]
-    # Only intervals wholly after the shift (start_tuner's intervals are 1 s).
-    r64 = [(ms, p) for ms, p in daemon_read_windows(lines, start) if ms - 1000 >= 3 * ph_ms]
-    windows = r1 + r64
-    r64_ms = {ms for ms, _ in r64}
+    # Only intervals wholly within the run (start_tuner's intervals are 1 s).
+    windows = [(ms, p) for ms, p in daemon_read_windows(lines, start) if ms <= 4 * ph_ms]
     clean, bad = steal.clean(start, windows, "shifts")
     for ms, p in windows:
-        print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us{' (disturbed)' if ms in bad else ''}"
-              f"{' (daemon)' if ms in r64_ms else ''}")
-    print("  R64 by fio (not judged): " + ", ".join(
-        f"{ms / 1e3:.0f}s {p / 1e3:.0f} us" for ms, p in r64_fio))
+        print(f"  t={ms / 1e3:4.0f}s read P99 {p / 1e3:7.0f} us{' (disturbed)' if ms in bad else ''}")
+    print("  by fio (not judged): " + ", ".join(
+        f"{ms / 1e3:.0f}s {p / 1e3:.0f} us" for ms, p in r1_fio + r64_fio))
     judged = 0
     recover_ms = SHIFT_RECOVER_S * 1000
     for i, what in enumerate(("start", "W256 stops", "W256 starts", "R1 -> R64")):
@@ -284,8 +284,9 @@ def test_shifts(daemon_factory, flash):
         # disturbed second in the span gives one more.
         extra = 1000 * sum(1 for ms, _ in windows
                            if change < ms <= change + recover_ms + 100 and ms in bad)
+        # Intervals wholly after the change.
         recovered = any(p <= goal_ns for ms, p in clean
-                        if change < ms <= change + recover_ms + 100 + extra)
+                        if change + 1000 <= ms <= change + recover_ms + 100 + extra)
         print(f"{what}: met within {SHIFT_RECOVER_S} s: {recovered}; after that: {ok:.0%} of "
               f"{len(after)} undisturbed windows")
         assert recovered, what
@@ -363,7 +364,7 @@ INFEASIBLE_RUN_S = 14
 INFEASIBLE_P99_TOLERANCE = 1.25
 # Runs the host took the CPUs from in more than half of their judged
 # seconds are made again: on this VM the host's steal rises while the
-# guest is busy (6-17% over some 15-s runs of this test, 0.3% idle).
+# guest is busy (6-26% over some 15-s runs of this test, 0-0.3% idle).
 INFEASIBLE_TRIES = 3
 
 
