@@ -41,6 +41,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #ifndef BPF_F_NO_PREALLOC
 #define BPF_F_NO_PREALLOC	1
 #endif
+#define KT_PF_KTHREAD		0x00200000	/* PF_KTHREAD, include/linux/sched.h */
 
 /* Kernel dev_t of the whole disk -> slot and timing flags. Filled by the daemon. */
 struct {
@@ -529,11 +530,14 @@ static __always_inline void read_completed(struct kt_dev_stats *ds, __u64 now, _
 	done->bucket = kt_hist_index(total);
 }
 
-/* The first task woken on this CPU right after a read completed on it is
- * the read's waiter. */
+/* The first user task woken on this CPU right after a read completed on
+ * it is the read's waiter. Kernel threads are not: the completion path's
+ * own workers (a loop device's, softirq's) wake each other there, and when
+ * the reader had not gone to sleep yet such a wakeup, taken for its
+ * waiter's, ended the span at that worker's switch-in. */
 static __always_inline int on_waking(struct task_struct *p, bool btf)
 {
-	__u32 zero = 0, pid, idx;
+	__u32 zero = 0, pid, idx, flags;
 	struct kt_read_done *done = bpf_map_lookup_elem(&read_done, &zero);
 	struct kt_app_wait *w;
 	__u64 now;
@@ -542,7 +546,8 @@ static __always_inline int on_waking(struct task_struct *p, bool btf)
 		return 0;
 	now = bpf_ktime_get_ns();
 	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
-	if (now - done->done_ns <= KT_APP_WAKE_NS && pid) {
+	flags = btf ? p->flags : BPF_CORE_READ(p, flags);
+	if (now - done->done_ns <= KT_APP_WAKE_NS && pid && !(flags & KT_PF_KTHREAD)) {
 		idx = pid & (KT_APP_WAITS - 1);
 		w = bpf_map_lookup_elem(&app_waits, &idx);
 		if (w) {
