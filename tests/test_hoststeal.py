@@ -55,3 +55,28 @@ def test_clean_leaves_out_the_recovery_and_skips_when_most_is_left_out():
     assert len(plain) > len(kept)
     with pytest.raises(pytest.skip.Exception):
         m.clean(0, windows[5:25], "test", recovery_s=10)
+
+
+def scripted(shares):
+    """A Monitor whose share() over each call is the next of `shares`."""
+    m = hoststeal.Monitor()
+    left = list(shares)
+    m.share = lambda t0, t1: left.pop(0)
+    return m
+
+
+def test_calm_run_stops_at_the_first_calm_call():
+    calls = []
+    m = scripted([0.2, 0.01, 0.0])
+    result, share = m.calm_run(lambda: calls.append(1) or len(calls), "test", tries=3)
+    assert (result, share) == (2, 0.01) and len(calls) == 2
+
+
+def test_calm_run_skips_or_keeps_the_least_disturbed_when_every_call_was_disturbed():
+    calls = []
+    with pytest.raises(pytest.skip.Exception):
+        scripted([0.2, 0.3]).calm_run(lambda: calls.append(1), "test", tries=2)
+    assert len(calls) == 2
+    m = scripted([0.3, 0.1, 0.2])
+    results = iter("abc")
+    assert m.calm_run(lambda: next(results), "test", tries=3, skip=False) == ("b", 0.1)

@@ -75,15 +75,8 @@ def observe_during(daemon_factory, dev, workload, slack=3.0, tries=2):
     events, see docs/observer.md): it is run again, and the test skips
     when every try was disturbed."""
     with fio.io_lock(), hoststeal.Monitor() as steal:
-        for _ in range(tries):
-            t0 = time.time()
-            out = observe_once(daemon_factory, dev, workload, RUNTIME + slack)
-            share = steal.share(t0, time.time())
-            if share <= hoststeal.DISTURBED_SHARE:
-                return out
-            print(f"host CPU steal {share:.1%} during the run: measured again")
-    pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in each of "
-                f"{tries} runs: latencies and event counts measure the host")
+        return steal.calm_run(lambda: observe_once(daemon_factory, dev, workload, RUNTIME + slack),
+                              f"one observer interval on {dev.name}", tries)[0]
 
 
 def run_job(dev, name, rw, iodepth, cpu):
@@ -331,18 +324,16 @@ def sample_shift(iops):
 def sampled_run(daemon_factory, dev):
     """The --observe intervals (1 s) of W256 for RUNTIME s; rerun once if
     the host stole more than 5% of the CPUs, skipped if it did both times."""
+    def observed():
+        d = daemon_factory(["--observe", dev.name, "--json", "--interval", "1s"])
+        assert d.ready(), d.stderr()
+        run_job(dev, "w256", "randwrite", 256, 1)
+        time.sleep(1.1)  # the last interval with writes in it ends
+        d.stop()
+        return json_lines(d.communicate())
+
     with fio.io_lock(), hoststeal.Monitor() as steal:
-        for _ in range(2):
-            t0 = time.time()
-            d = daemon_factory(["--observe", dev.name, "--json", "--interval", "1s"])
-            assert d.ready(), d.stderr()
-            run_job(dev, "w256", "randwrite", 256, 1)
-            time.sleep(1.1)  # the last interval with writes in it ends
-            d.stop()
-            lines = json_lines(d.communicate())
-            if steal.share(t0, time.time()) <= hoststeal.DISTURBED_SHARE:
-                return lines
-    pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in both runs")
+        return steal.calm_run(observed, f"W256 observed on {dev.name}", tries=2)[0]
 
 
 def test_sampled_at_high_rates(daemon_factory, shm):

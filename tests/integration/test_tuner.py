@@ -115,22 +115,18 @@ def static_run(dev, read_ns, write_ns, runtime=5, ramp=5, steal=None, tries=2):
     With a hoststeal.Monitor, a run the host disturbed is repeated (at
     most `tries` runs; the least disturbed counts). Returns (read P99,
     write IOPS)."""
-    best = None
-    for _ in range(tries):
-        if read_ns is None:
-            dev.set_scheduler("none")
-        else:
-            dev.set_scheduler("none")  # fresh depths, whatever ran before
+    def once():
+        dev.set_scheduler("none")  # fresh depths, whatever ran before
+        if read_ns is not None:
             dev.set_scheduler("kyber")
             dev.set_kyber_targets(read_ns, write_ns)
-        t0 = time.time()
         res = fio.run(dev.path, fio.pair(), runtime_s=runtime, ramp_s=ramp)
-        share = steal.share(t0, time.time()) if steal else 0.0
-        if best is None or share < best[0]:
-            best = (share, res["r"].read_clat_ns[99.0], res["w"].write_iops)
-        if share <= hoststeal.DISTURBED_SHARE:
-            break
-    return best[1], best[2]
+        return res["r"].read_clat_ns[99.0], res["w"].write_iops
+
+    if steal is None:
+        return once()
+    setting = "none" if read_ns is None else f"kyber {read_ns}/{write_ns}"
+    return steal.calm_run(once, f"R1+W256 under {setting}", tries, skip=False)[0]
 
 
 def fio_log_values(prefix, kind):
