@@ -530,24 +530,28 @@ static __always_inline void read_completed(struct kt_dev_stats *ds, __u64 now, _
 	done->bucket = kt_hist_index(total);
 }
 
-/* The first user task woken on this CPU right after a read completed on
- * it is the read's waiter. Kernel threads are not: the completion path's
- * own workers (a loop device's, softirq's) wake each other there, and when
- * the reader had not gone to sleep yet such a wakeup, taken for its
- * waiter's, ended the span at that worker's switch-in. */
+/* The first task woken on this CPU right after a read completed on it is
+ * the read's waiter if it is a user task. A kernel thread is not: the
+ * completion path's own workers (a loop device's, softirq's) wake each
+ * other there when the reader has not gone to sleep yet, and taken for its
+ * waiter such a wakeup ended the span at that worker's switch-in; the read
+ * then keeps its total. Runs at every wakeup of the machine: the task is
+ * read only for one inside the window. */
 static __always_inline int on_waking(struct task_struct *p, bool btf)
 {
 	__u32 zero = 0, pid, idx, flags;
 	struct kt_read_done *done = bpf_map_lookup_elem(&read_done, &zero);
 	struct kt_app_wait *w;
-	__u64 now;
 
 	if (!done || !done->done_ns)
 		return 0;
-	now = bpf_ktime_get_ns();
+	if (bpf_ktime_get_ns() - done->done_ns > KT_APP_WAKE_NS) {
+		done->done_ns = 0;
+		return 0;
+	}
 	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
 	flags = btf ? p->flags : BPF_CORE_READ(p, flags);
-	if (now - done->done_ns <= KT_APP_WAKE_NS && pid && !(flags & KT_PF_KTHREAD)) {
+	if (pid && !(flags & KT_PF_KTHREAD)) {
 		idx = pid & (KT_APP_WAITS - 1);
 		w = bpf_map_lookup_elem(&app_waits, &idx);
 		if (w) {

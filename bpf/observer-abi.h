@@ -240,11 +240,11 @@ struct kt_cg_stats {
  * ends at completion; the task then still waits to be woken and for a CPU
  * (10-60 us at P99 on a 2-CPU VM whose loop workers share the CPUs: the
  * difference between fio's read latency and the total, docs/observer.md).
- * A read's completion is kept per CPU (kt_read_done); the first user task
- * (not a kernel thread) woken on that CPU within KT_APP_WAKE_NS after it is
- * taken for its waiter (sched_waking runs in the completing context, right
- * after the bio's end), and a kt_app_wait entry, indexed by its pid,
- * waits for it to be switched in. The completion counts its total in the
+ * A read's completion is kept per CPU (kt_read_done); the first task
+ * woken on that CPU within KT_APP_WAKE_NS after it is taken for its waiter
+ * if it is a user task, not a kernel thread (sched_waking runs in the
+ * completing context, right after the bio's end), and a kt_app_wait
+ * entry, indexed by its pid, waits for it to be switched in. The completion counts its total in the
  * app histogram at once, and the switch-in moves it to the bucket of the
  * span it measured, so a read whose waiter was not asleep (busy polling, a
  * batch reaped together) keeps its total there.
