@@ -244,10 +244,11 @@ struct kt_cg_stats {
  * woken on that CPU within KT_APP_WAKE_NS after it is taken for its waiter
  * if it is a user task, not a kernel thread (sched_waking runs in the
  * completing context, right after the bio's end), and a kt_app_wait
- * entry, indexed by its pid, waits for it to be switched in. The completion counts its total in the
- * app histogram at once, and the switch-in moves it to the bucket of the
- * span it measured, so a read whose waiter was not asleep (busy polling, a
- * batch reaped together) keeps its total there.
+ * entry, indexed by its pid, waits for it to be switched in. The
+ * completion counts its total in the app histogram at once, and the
+ * switch-in moves it to the bucket of the span it measured, so a read
+ * whose waiter was not asleep (busy polling, a batch reaped together)
+ * keeps its total there.
  */
 #define KT_APP_WAKE_NS		(20ull * 1000)		/* a wakeup that follows a completion within 20 us */
 #define KT_APP_STALE_NS		(1000ull * 1000 * 1000)	/* a waiter switched in a second later: stale */
