@@ -10,9 +10,11 @@ test run, never against remembered numbers.
 flashsim runs in this VM's CPUs: seconds in which the host stole more than
 5% of them (tests/lib/hoststeal.py) measure the host, not the tuner, and
 are left out of the per-window judgements (each test prints how many); a
-test skips when fewer than half of its windows are left.
+test skips when too few of its windows are left (half, unless it says),
+and tests/conftest.py runs it again before the skip stands.
 test_goal_met_and_writes_kept leaves out the RECOVERY_S after each such
-second too (hoststeal.Monitor.clean's recovery_s).
+second too where it judges the writes and the target changes
+(hoststeal.Monitor.clean's recovery_s).
 """
 
 import glob
@@ -45,15 +47,22 @@ STEADY_CHANGES_PER_MIN = 12
 STEADY_FROM_S = 15
 STEADY_S = 60
 GOAL_RUN_S = STEADY_FROM_S + STEADY_S
-# The seconds a disturbance and the RECOVERY_S after it are not judged:
-# the tuner cuts while the host holds the machine (reads need it then) and
-# returns step by step once it has passed, each step a target change (one
-# CI run: 12 s of 8-23% steal, then changes 1, 4 and 7 s after). 10 s is
-# the issue's bound for writes to be back after a disturbance, judged in
-# the simulator. The test skips when more than half of its seconds are
-# left out (that CI run: only 20 of the 67 seconds after convergence
-# were calm).
+# The seconds a disturbance and the RECOVERY_S after it are not judged
+# for the writes and the target changes: the tuner cuts while the host
+# holds the machine (reads need it then) and returns step by step once it
+# has passed, each step a target change (one CI run: 12 s of 8-23% steal,
+# then changes 1, 4 and 7 s after). 10 s is the issue's bound for writes
+# to be back after a disturbance, judged in the simulator. The reads are
+# judged in every calm second after convergence, the return included: a
+# return that misses the goal is the tuner's. On these VMs the host's
+# steal comes in episodes of 10-40 s (tests/lib/hoststeal.py), so a run
+# keeps at least MIN_READ_WINDOWS, MIN_WRITE_WINDOWS and MIN_STEADY_WINDOWS
+# calm seconds for the three judgements (a share over fewer moves in steps
+# of 5% or more), or it is made again (tests/conftest.py, HOST_RERUNS).
 RECOVERY_S = 10
+MIN_READ_WINDOWS = 20
+MIN_WRITE_WINDOWS = 10
+MIN_STEADY_WINDOWS = 20
 # Properties with margin on this noisy host (the quantitative bounds are
 # the simulator's and the benchmarks'): the goal is first met within
 # CONVERGE_S (the simulator's bound is 5 s; Kyber evaluates slow reads
@@ -113,7 +122,8 @@ def static_run(dev, read_ns, write_ns, runtime=5, ramp=5, steal=None, tries=2):
     """R1+W256 under fixed targets, in steady state: Kyber's depths depend
     on their history, so the first seconds after a switch are skipped.
     With a hoststeal.Monitor, a run the host disturbed is repeated (at
-    most `tries` runs; the least disturbed counts). Returns (read P99,
+    most `tries` runs), and the test skips when every one was: the longer
+    measurement after it would find the host as busy. Returns (read P99,
     write IOPS)."""
     def once():
         dev.set_scheduler("none")  # fresh depths, whatever ran before
@@ -126,7 +136,7 @@ def static_run(dev, read_ns, write_ns, runtime=5, ramp=5, steal=None, tries=2):
     if steal is None:
         return once()
     setting = "none" if read_ns is None else f"kyber {read_ns}/{write_ns}"
-    return steal.calm_run(once, f"R1+W256 under {setting}", tries, skip=False)[0]
+    return steal.calm_run(once, f"R1+W256 under {setting}", tries)[0]
 
 
 def fio_log_values(prefix, kind):
@@ -166,15 +176,17 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
         lines = stop_tuner(d)
         windows = fio.window_p99(f"{tmp}/r")
         w_log = fio_log_values(f"{tmp}/w", "iops")  # tmp is gone after this block
-    kept, out = steal.clean(start, windows, "R1+W256 under the tuner", RECOVERY_S)
-    calm = {ms for ms, _ in kept}
     first_ok = next((ms for ms, p in windows if p <= GOAL_NS), None)
-    late = [p for ms, p in kept if ms > CONVERGE_S * 1000 + 100]
-    met = sum(p <= GOAL_NS for p in late) / len(late)
-    w_calm = steal.calm_windows(start, [ms for ms, _ in w_log], RECOVERY_S)
-    w_late = [v for ms, v in w_log if ms > 10000 and ms in w_calm]
+    out = steal.disturbed_windows(start, [ms for ms, _ in windows])
+    late, _ = steal.clean(start, [(ms, p) for ms, p in windows if ms > CONVERGE_S * 1000 + 100],
+                          "reads after convergence", min_kept=MIN_READ_WINDOWS)
+    met = sum(p <= GOAL_NS for _, p in late) / len(late)
     assert len(w_log) >= 50, w_log
-    tuned_write = sorted(w_late)[len(w_late) // 2]
+    w_late, _ = steal.clean(start, [(ms, v) for ms, v in w_log if ms > 10000],
+                            "writes after 10 s", RECOVERY_S, MIN_WRITE_WINDOWS)
+    tuned_write = sorted(v for _, v in w_late)[len(w_late) // 2]
+    steady_windows, _ = steal.clean(start, [(ms, p) for ms, p in windows if ms > STEADY_FROM_S * 1000],
+                                    "steady state", RECOVERY_S, MIN_STEADY_WINDOWS)
     print(f"first window meeting the goal ends at {first_ok} ms; met in {met:.0%} of "
           f"{len(late)} calm windows after {CONVERGE_S} s; read P99 overall "
           f"{res['r'].read_clat_ns[99.0] / 1e3:.0f} us")
@@ -184,13 +196,14 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
     assert first_ok is not None, windows[:8]
     assert first_ok <= CONVERGE_S * 1000 + 100 or \
         any(ms in out for ms, _ in windows if ms <= first_ok), windows[:8]
+    calm = {ms for ms, _ in late}
     assert met >= MET_SHARE, [(ms, round(p / 1e3), ms in calm) for ms, p in windows]
     assert tuned_write >= WRITES_KEPT_SHARE * none_w, (tuned_write, none_w)
 
     # Steady state: the changes in the calm seconds after STEADY_FROM_S,
     # per calm minute.
     changes = [l for l in lines if l["tuner"]["changed"]]
-    steady = [ms for ms, _ in windows if ms > STEADY_FROM_S * 1000 and ms in calm]
+    steady = [ms for ms, _ in steady_windows]
 
     def at(l):
         return l["time_ns"] / 1e6 - start * 1000
@@ -290,7 +303,7 @@ def test_shifts(daemon_factory, flash):
         assert recovered, what
         assert ok >= 0.75, what
     if judged < 3:
-        pytest.skip(f"only {judged} of 4 phases had 5 windows undisturbed by host CPU steal")
+        hoststeal.skip(f"only {judged} of 4 phases had 5 windows undisturbed by host CPU steal")
     reasons = " | ".join(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
     assert "writes started" in reasons or "protecting" in reasons, reasons
     assert all(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
@@ -340,7 +353,7 @@ def test_optane_no_throttling_cost(daemon_factory, device_factory):
     print(f"\nwrite IOPS none {none} tuned {tuned}; host steal per pair "
           f"{[f'{x:.1%}' for x in shares]}")
     if not none:
-        pytest.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
+        hoststeal.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
                     f"each of {len(shares)} pairs: the model's timing does not hold")
     none_m, tuned_m = sorted(none)[len(none) // 2], sorted(tuned)[len(tuned) // 2]
     assert tuned_m >= 0.95 * none_m, (none, tuned)

@@ -18,6 +18,14 @@ left out, and skip when too few remain.
                                 recovery_s=10)
         result, share = steal.calm_run(measure, "what", tries=3)
 
+A test that cannot judge because the host disturbed its measurement skips
+with hoststeal.skip(reason): tests/conftest.py runs such a test again (up
+to HOST_RERUNS more times, from fresh fixtures) before the skip stands. On
+these VMs the host's steal comes in episodes of 10-40 s at 10-40% of the
+CPUs, mostly while the guest is busy (measured 2026-12-03: none with the
+guest idle), so a measurement of a few seconds to a minute is likely to
+find a calm stretch on a second or third try.
+
 Times are wall-clock seconds (time.time()), the clock of kyber-tuned's JSON
 lines.
 """
@@ -33,6 +41,20 @@ USER_HZ = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
 # A second with more than this share of all CPUs stolen is disturbed.
 DISTURBED_SHARE = 0.05
+# What every skip of skip() begins with: how tests/conftest.py tells a
+# measurement the host disturbed from a machine that lacks something.
+SKIP_PREFIX = "host CPU steal: "
+
+
+def skip(reason):
+    """Skip the test because the host disturbed what it measured
+    (tests/conftest.py runs it again first)."""
+    pytest.skip(SKIP_PREFIX + reason)
+
+
+def is_disturbed_skip(report):
+    """Was this test report a skip(), the host's doing?"""
+    return report.skipped and SKIP_PREFIX in str(report.longrepr)
 
 
 def read_steal_s():
@@ -116,14 +138,12 @@ class Monitor:
         return {e for e in ends_ms
                 if not any(b <= e <= b + recovery_s * 1000 for b in bad)}
 
-    def calm_run(self, run, what, tries=3, skip=True):
+    def calm_run(self, run, what, tries=3):
         """Calls run() until the host stole at most DISTURBED_SHARE of the
         CPUs during a call, `tries` calls at most: a measurement it
         disturbed measures the host. Returns (result, steal share) of the
         first calm call. When every call was disturbed, skips the test
-        (`what` names the measurement), or, with skip=False, returns the
-        least disturbed call's."""
-        least = None
+        (`what` names the measurement)."""
         for attempt in range(1, tries + 1):
             t0 = time.time()
             result = run()
@@ -132,25 +152,24 @@ class Monitor:
                 return result, share
             again = ": measured again" if attempt < tries else ""
             print(f"\n{what}: host CPU steal {share:.1%} in try {attempt} of {tries}{again}")
-            if least is None or share < least[1]:
-                least = (result, share)
-        if skip:
-            pytest.skip(f"the host stole more than {DISTURBED_SHARE:.0%} of the CPUs in each of "
-                        f"{tries} tries ({what}): what was measured is the host")
-        return least
+        skip(f"the host stole more than {DISTURBED_SHARE:.0%} of the CPUs in each of "
+             f"{tries} tries ({what}): what was measured is the host")
 
-    def clean(self, start, windows, what, recovery_s=0):
+    def clean(self, start, windows, what, recovery_s=0, min_kept=None):
         """The one-second windows [(end_ms, value)] of a run that began at
         `start` that are calm (see calm_windows), and the set of the ends
         of those left out. Says which were left out; skips the test when
-        more than half were."""
+        fewer than min_kept are calm (default: half of them)."""
         ends = [ms for ms, _ in windows]
         calm = self.calm_windows(start, ends, recovery_s)
         out = set(ends) - calm
         after = f" and the {recovery_s} s after each" if recovery_s else ""
         print(f"\n{what}: {len(out)} of {len(windows)} seconds disturbed by host CPU steal{after}, "
               f"left out: {sorted(out)} (ms)")
-        if len(out) * 2 > len(windows):
-            pytest.skip(f"the host stole more than {DISTURBED_SHARE:.0%} of the CPUs in or just before "
-                        f"{len(out)} of {len(windows)} seconds ({what})")
+        if min_kept is None:
+            min_kept = (len(windows) + 1) // 2
+        if len(calm) < min_kept:
+            skip(f"the host stole more than {DISTURBED_SHARE:.0%} of the CPUs in or just before "
+                 f"{len(out)} of {len(windows)} seconds{after}, {len(calm)} left where "
+                 f"{min_kept} are needed ({what})")
         return [(ms, v) for ms, v in windows if ms in calm], out
