@@ -328,7 +328,7 @@ fuzz: $(FUZZ_BINS)
 
 # Real-kernel tests: BPF, loop devices, FUSE, fio. Need root.
 kernel-test: all
-	$(PYTHON) -m pytest -p no:cacheprovider -ra tests
+	$(PYTHON) -m pytest -p no:cacheprovider -ra --durations=15 tests
 
 check: deps
 	$(MAKE) all
