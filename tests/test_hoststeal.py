@@ -72,12 +72,15 @@ def test_calm_run_stops_at_the_first_calm_call():
     assert (result, share) == (2, 0.01) and len(calls) == 2
 
 
-def test_calm_run_skips_when_every_call_was_disturbed():
+def test_calm_run_skips_or_keeps_the_least_disturbed_when_every_call_was_disturbed():
     calls = []
     with pytest.raises(pytest.skip.Exception) as e:
         scripted([0.2, 0.3]).calm_run(lambda: calls.append(1), "test", tries=2)
     assert len(calls) == 2
     assert str(e.value).startswith(hoststeal.SKIP_PREFIX)
+    m = scripted([0.3, 0.1, 0.2])
+    results = iter("abc")
+    assert m.calm_run(lambda: next(results), "test", tries=3, or_skip=False) == ("b", 0.1)
 
 
 RERUN_PROBE = '''
