@@ -104,16 +104,16 @@ def test_no_leaks_after_merges_mixed_flush_discard(daemon_factory, device_factor
         lost = total[op]["stale"] + total[op]["expired"]
         if lost > max(5, LOST_BOUND * total[op]["completed"]) and share > hoststeal.DISTURBED_SHARE:
             hoststeal.skip(f"{op}: {lost} of {total[op]['completed']} completions lost while the "
-                        f"host stole {share:.0%} of the CPUs; the bound holds for undisturbed "
-                        "runs (docs/observer.md), and no entry was left in the map")
+                           f"host stole {share:.0%} of the CPUs; the bound holds for undisturbed "
+                           "runs (docs/observer.md), and no entry was left in the map")
         assert lost <= max(5, LOST_BOUND * total[op]["completed"]), (op, total[op])
     for op in ("read", "write", "discard", "other"):
         kernel = after[op] - before[op]
         if abs(kernel - total[op]["completed"]) > max(5, LOST_BOUND * kernel) \
                 and share > hoststeal.DISTURBED_SHARE:
             hoststeal.skip(f"{op}: observer {total[op]['completed']}, kernel {kernel} completions "
-                        f"while the host stole {share:.0%} of the CPUs; the bound holds for "
-                        "undisturbed runs (docs/observer.md)")
+                           f"while the host stole {share:.0%} of the CPUs; the bound holds for "
+                           "undisturbed runs (docs/observer.md)")
         assert abs(kernel - total[op]["completed"]) <= max(5, LOST_BOUND * kernel), \
             (op, kernel, total[op]["completed"])
         assert total[op]["completed"] > 0, f"no {op} reached the device"

@@ -70,7 +70,7 @@ def test_export_then_start_from_it(bus, flash, daemon_factory, workdir):
           f"{LEARN_S} s; host steal {share:.1%}")
     if res.returncode != 0 and share > hoststeal.DISTURBED_SHARE:
         hoststeal.skip(f"nothing learned in {rounds * LEARN_S} s with the host taking {share:.0%} "
-                    "of the CPUs flashsim runs on: the goal's streak never held")
+                       "of the CPUs flashsim runs on: the goal's streak never held")
     assert res.returncode == 0, res.stderr + d.stderr()
     text = res.stdout
     print(text)

@@ -169,7 +169,7 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
     assert len(late) >= 12
     if disturbed and met <= 0.5:
         hoststeal.skip(f"goal met in {met:.0%} of the windows, not judged: the host stole {share:.0%} "
-                    "of the CPUs during the run (every status check above passed)")
+                       "of the CPUs during the run (every status check above passed)")
     assert met > 0.5
 
 

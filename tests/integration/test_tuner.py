@@ -353,7 +353,7 @@ def test_optane_no_throttling_cost(daemon_factory, device_factory):
           f"{[f'{x:.1%}' for x in shares]}")
     if not none:
         hoststeal.skip(f"the host stole more than {hoststeal.DISTURBED_SHARE:.0%} of the CPUs in "
-                    f"each of {len(shares)} pairs: the model's timing does not hold")
+                       f"each of {len(shares)} pairs: the model's timing does not hold")
     none_m, tuned_m = sorted(none)[len(none) // 2], sorted(tuned)[len(tuned) // 2]
     assert tuned_m >= 0.95 * none_m, (none, tuned)
 
