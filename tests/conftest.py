@@ -38,6 +38,10 @@ def pytest_runtest_protocol(item, nextitem):
             reporter.write_line(f"\n{item.nodeid}: try {attempt} of {HOST_RERUNS + 1} disturbed by the "
                                 f"host, running it again ({reason})")
     for r in reports:
+        if hoststeal.is_disturbed_skip(r) and isinstance(r.longrepr, tuple):
+            # The summary names the test, not hoststeal.skip()'s own line.
+            r.longrepr = (item.location[0], item.location[1] + 1,
+                          f"{r.longrepr[2]} (in each of {attempt} tries)")
         item.ihook.pytest_runtest_logreport(report=r)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True

@@ -110,6 +110,7 @@ def test_conftest_runs_disturbed_tests_again(tmp_path):
     again, HOST_RERUNS times at most, from fresh fixtures; any other skip
     stands at once."""
     import os
+    import re
     import subprocess
     import sys
 
@@ -130,3 +131,7 @@ def test_conftest_runs_disturbed_tests_again(tmp_path):
     assert "1 passed, 2 skipped" in res.stdout, res.stdout
     assert res.stdout.count("test_always_disturbed try") == conftest.HOST_RERUNS
     assert "test_plain_skip_not_rerun try" not in res.stdout
+    # The skip that stands is listed at the test, with its tries.
+    assert re.search(r"SKIPPED \[1\] \S*test_probe\.py:\d+: host CPU steal: scripted, for good "
+                     rf"\(in each of {conftest.HOST_RERUNS + 1} tries\)", res.stdout), res.stdout
+    assert "hoststeal.py" not in res.stdout, res.stdout
