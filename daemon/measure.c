@@ -135,19 +135,22 @@ static void resolve_depths(struct measure *ms, const struct measure_where *w)
 	}
 }
 
-/* Entries whose completion the kernel never delivered: dropped once the
- * device is idle, so the request map is empty again. */
-static void sweep_lost(struct measure *ms, struct observer *o, const struct measure_where *w)
+/*
+ * Entries whose completion the kernel never delivered: dropped once the
+ * device is idle, so the request map is empty again. Returns how many.
+ */
+static int expire_lost(struct measure *ms, struct observer *o, const struct measure_where *w)
 {
 	unsigned kernel_inflight;
 	int n;
 
 	if (blockdev_read_inflight(w->sysroot, w->name, &kernel_inflight) < 0 ||
 	    !interval_lost_completions(ms->iv, kernel_inflight))
-		return;
+		return 0;
 	n = observer_expire(o, ms->slot);
 	if (n > 0)
 		log_debug("%s: expired %d request entries whose completion was never seen", w->name, n);
+	return n;
 }
 
 /* Each op sampled as often as the interval's rate of it allows. */
@@ -163,6 +166,16 @@ static void set_sampling(struct measure *ms, struct observer *o, const struct me
 		log_warning_errno(r, "%s: Failed to set how its completions are sampled: %m", w->name);
 }
 
+/* The interval from base to a snapshot taken now, into cur and iv. */
+static int take_interval(struct measure *ms, struct observer *o, const struct measure_where *w)
+{
+	int r = snapshot(ms, o, w->host, ms->cur);
+
+	if (r < 0)
+		return r;
+	return interval_compute(ms->base, ms->cur, ms->iv);
+}
+
 int measure_step(struct measure *ms, struct observer *o, const struct measure_where *w)
 {
 	int r;
@@ -171,16 +184,19 @@ int measure_step(struct measure *ms, struct observer *o, const struct measure_wh
 	if (r < 0)
 		log_warning_errno(r, "%s: Failed to set how its requests are timed: %m", w->name);
 
-	r = snapshot(ms, o, w->host, ms->cur);
+	r = take_interval(ms, o, w);
 	if (r < 0)
 		return r;
-	r = interval_compute(ms->base, ms->cur, ms->iv);
-	if (r < 0)
-		return r;
+	/* Measured again after an expiry: the interval that shows the device
+	 * idle also counts what was expired, and its gauges read 0. */
+	if (expire_lost(ms, o, w) > 0) {
+		r = take_interval(ms, o, w);
+		if (r < 0)
+			return r;
+	}
 	if (!ms->iv->reset)
 		(void)metrics_totals_add(ms->totals, ms->base, ms->cur);
 	advance(ms);
-	sweep_lost(ms, o, w);
 	if (!ms->iv->reset)
 		set_sampling(ms, o, w);
 	if (on_kyber(w) && !ms->iv->reset)
