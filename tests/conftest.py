@@ -32,7 +32,7 @@ def pytest_runtest_protocol(item, nextitem):
         disturbed = [r for r in reports if hoststeal.is_disturbed_skip(r)]
         if not disturbed or attempt > HOST_RERUNS:
             break
-        reason = disturbed[0].longrepr[2] if isinstance(disturbed[0].longrepr, tuple) else ""
+        reason = hoststeal.skip_reason(disturbed[0])
         item.config.stash.setdefault(RERUNS_KEY, []).append((item.nodeid, attempt, reason))
         if reporter:
             reporter.write_line(f"\n{item.nodeid}: try {attempt} of {HOST_RERUNS + 1} disturbed by the "
@@ -41,7 +41,7 @@ def pytest_runtest_protocol(item, nextitem):
         if hoststeal.is_disturbed_skip(r) and isinstance(r.longrepr, tuple):
             # The summary names the test, not hoststeal.skip()'s own line.
             r.longrepr = (item.location[0], item.location[1] + 1,
-                          f"{r.longrepr[2]} (in each of {attempt} tries)")
+                          f"{hoststeal.skip_reason(r)} ({attempt} runs of the test)")
         item.ihook.pytest_runtest_logreport(report=r)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True

@@ -57,6 +57,12 @@ def is_disturbed_skip(report):
     return report.skipped and SKIP_PREFIX in str(report.longrepr)
 
 
+def skip_reason(report):
+    """The reason of a skipped test report ("" if it has none): pytest
+    keeps a skip's longrepr as (path, line, reason)."""
+    return report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+
+
 def read_steal_s():
     """Cumulative steal time of all CPUs, in seconds (0 where the kernel
     does not count it)."""
