@@ -58,3 +58,9 @@ def test_change_of_both_targets_apart_is_no_return():
     # Write target down but read target down too: it cuts the reads' side.
     lines = trace(20, {10: (0.5, 0.5)})
     assert steps_at(lines, [8]) == []
+
+
+def test_unknown_targets_are_no_return():
+    lines = trace(20, {10: EASE})
+    lines[10]["write_target_ns"] = None
+    assert steps_at(lines, [8]) == []

@@ -25,8 +25,10 @@ def return_steps(lines, at, disturbed_ms):
         if any(e - 1000 < t <= e for e in disturbed_ms):
             since = t
         elif l["tuner"]["changed"] and prev is not None:
-            eases = (l["write_target_ns"] <= prev["write_target_ns"]
-                     and l["read_target_ns"] >= prev["read_target_ns"])
+            known = None not in (l["write_target_ns"], l["read_target_ns"],
+                                 prev["write_target_ns"], prev["read_target_ns"])
+            eases = known and (l["write_target_ns"] <= prev["write_target_ns"]
+                               and l["read_target_ns"] >= prev["read_target_ns"])
             if since is not None and eases and t - since <= RETURN_MAX_S * 1000:
                 steps.add(id(l))
             else:
