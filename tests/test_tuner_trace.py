@@ -54,8 +54,9 @@ def test_return_is_bounded_in_time():
     assert steps_at(lines, [5]) == [8]
 
 
-def test_change_of_both_targets_apart_is_no_return():
-    # Write target down but read target down too: it cuts the reads' side.
+def test_a_change_that_lowers_the_read_target_is_no_return():
+    # The write target down, but the read target down too: Kyber sees the
+    # reads hurt sooner, a cut.
     lines = trace(20, {10: (0.5, 0.5)})
     assert steps_at(lines, [8]) == []
 

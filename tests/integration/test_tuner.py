@@ -27,8 +27,8 @@ import time
 import pytest
 
 from tests.lib import fio, hoststeal
-from tests.lib.tuner_trace import return_steps
 from tests.lib.daemon import json_lines
+from tests.lib.tuner_trace import return_steps
 
 GOAL_NS = 2_000_000
 GOAL = "read-p99=2ms"
