@@ -43,6 +43,17 @@ def test_calm_windows_all_calm_without_steal():
     assert not m.disturbed_windows(0, ends)
 
 
+def test_one_disturbed_second_marks_its_windows_though_the_span_mean_is_calm():
+    light = 0.08 * hoststeal.NCPU  # 8% of all CPUs, in second 10 alone
+    m = monitor([0] * 10 + [light] + [0] * 10)
+    ends = [1000 * i for i in range(1, 22)]
+    # Its own window and the next (by the hangover); the pad reaches 0.3 s
+    # of it from either neighbour, 2.4% of a second.
+    assert m.disturbed_windows(0, ends) == {11000, 12000}
+    # The span judged for window 11 s is 2.6 s long: its mean is calm.
+    assert m.share(11 - 1 - 0.3 - 1.0, 11 + 0.3) < hoststeal.DISTURBED_SHARE
+
+
 def test_clean_leaves_out_the_recovery_and_skips_when_most_is_left_out():
     heavy = 0.5 * hoststeal.NCPU
     m = monitor([0] * 10 + [heavy] * 2 + [0] * 28)
