@@ -114,14 +114,13 @@ def undisturbed(secs, steal, start, first, last, what, min_kept=None):
 
 
 def calm_runs(steal, tmp, run, length_s, needed, tries, what):
-    """Makes a run of length_s seconds (run(out) runs fio with its logs in
-    a new directory `out` under tmp and returns {job: {second: I/Os}})
-    again until `needed`
-    of their seconds were calm, `tries` runs at most (then skips the
-    test): a measurement taken as a baseline for a later run is only worth
-    comparing when calm, and the host's steal comes in episodes that a
-    run of a few seconds may fall wholly inside. Returns {job: [I/Os of
-    each calm second]}, the same seconds for every job."""
+    """Makes a run of length_s seconds again until `needed` of the runs'
+    seconds were calm, `tries` runs at most (then skips the test): a
+    baseline for a later run is only worth comparing when calm, and the
+    host's steal comes in episodes that a run of a few seconds may fall
+    wholly inside. run(out) runs fio with its logs in a new directory
+    `out` under tmp and returns {job: {second: I/Os}}. Returns {job: [I/Os
+    of each calm second]}, the same seconds for every job."""
     kept = {}
     for attempt in range(1, tries + 1):
         out = f"{tmp}/{what.replace(' ', '_')}{attempt}"
@@ -141,6 +140,7 @@ def calm_runs(steal, tmp, run, length_s, needed, tries, what):
 
 
 def reader_run(t, flash, out):
+    """test_reader_beside_writer's reader alone."""
     fio.run(flash.path, [job(t, "r", "randread", out)], runtime_s=READER_ALONE_S, ramp_s=0)
     return {"r": per_second(f"{out}/r")}
 
