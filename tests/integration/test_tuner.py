@@ -221,8 +221,8 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
     assert time.monotonic() - t0 < 300
 
 
-# test_shifts: each phase lasts SHIFT_PHASE_S and is judged after
-# SHIFT_RECOVER_S. Ten judged windows per phase: a share over five windows
+# test_shifts: each phase lasts SHIFT_PHASE_S and is judged after its
+# first SHIFT_RECOVER_S undisturbed seconds. Ten judged windows per phase: a share over five windows
 # moves in steps of 20%, so two seconds of host-delayed flashsim replies
 # (or one probe of less throttling answered a second late) fail a tuner
 # that meets the goal everywhere else.
@@ -240,8 +240,8 @@ def daemon_read_windows(lines, start):
 
 def test_shifts(daemon_factory, flash):
     """W256 stops and starts again, then R1 becomes R64: the goal is met
-    again within SHIFT_RECOVER_S of each change and in most windows after
-    that, and the log says why targets moved. The goal is 3 ms: with 64
+    again within SHIFT_RECOVER_S undisturbed seconds of each change and in
+    most windows after that, and the log says why targets moved. The goal is 3 ms: with 64
     reads queued on 8 dies, reads alone take about 2 ms at P99 on this
     device, so 2 ms is out of reach in the last phase.
 
@@ -284,25 +284,23 @@ def test_shifts(daemon_factory, flash):
     print("  by fio (not judged): " + ", ".join(
         f"{ms / 1e3:.0f}s {p / 1e3:.0f} us" for ms, p in r1_fio + r64_fio))
     judged = 0
-    recover_ms = SHIFT_RECOVER_S * 1000
     for i, what in enumerate(("start", "W256 stops", "W256 starts", "R1 -> R64")):
         change, end = i * ph_ms, (i + 1) * ph_ms
-        after = [p for ms, p in clean if change + recover_ms < ms <= end]
+        # Intervals wholly after the change. The time to recover counts
+        # undisturbed seconds: the first SHIFT_RECOVER_S of them, however
+        # many the host took in between (a CI run: 7 disturbed seconds
+        # 3-9 s into the run, the goal met in the first calm one after).
+        phase = [p for ms, p in clean if change + 1000 <= ms <= end]
+        recovery, after = phase[:SHIFT_RECOVER_S], phase[SHIFT_RECOVER_S:]
         if len(after) < 5:
             print(f"{what}: not judged, only {len(after)} undisturbed windows after "
-                  f"{SHIFT_RECOVER_S} s")
+                  f"the first {SHIFT_RECOVER_S}")
             continue
         judged += 1
         ok = sum(p <= goal_ns for p in after) / len(after)
-        # A window ending a few ms after the mark still counts; each
-        # disturbed second in the span gives one more.
-        extra = 1000 * sum(1 for ms, _ in windows
-                           if change < ms <= change + recover_ms + 100 and ms in bad)
-        # Intervals wholly after the change.
-        recovered = any(p <= goal_ns for ms, p in clean
-                        if change + 1000 <= ms <= change + recover_ms + 100 + extra)
-        print(f"{what}: met within {SHIFT_RECOVER_S} s: {recovered}; after that: {ok:.0%} of "
-              f"{len(after)} undisturbed windows")
+        recovered = any(p <= goal_ns for p in recovery)
+        print(f"{what}: met within {SHIFT_RECOVER_S} undisturbed s: {recovered}; after that: "
+              f"{ok:.0%} of {len(after)} undisturbed windows")
         assert recovered, what
         assert ok >= 0.75, what
     if judged < 3:
