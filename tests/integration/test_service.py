@@ -29,6 +29,10 @@ from tests.lib.require import require_built
 
 GOAL = "read-p99=2ms scheduler=kyber"
 GOAL_NS = 2_000_000
+# test_set_goal_meets_goal_and_status judges the share of windows meeting
+# the goal on at least this many the host did not disturb (of 14): over
+# fewer, one window moves the share by more than 15 points.
+MIN_CALM_WINDOWS = 6
 INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 NO_SUCH_DEVICE = "org.kybertune.KyberTune1.Error.NoSuchDevice"
 ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
@@ -115,7 +119,9 @@ def set_goal(bus, dev, goal=GOAL):
 # ---------------------------------------------------------------- 1. goal met
 def test_set_goal_meets_goal_and_status(bus, flash, service):
     """set-goal through kyber-tunectl; R1+W256: the goal read-p99=2ms is met
-    in most 1-s windows from 5 s on (fio's own histograms); status --json
+    in most undisturbed 1-s windows from 5 s on (fio's own histograms, the
+    seconds the host took its CPUs left out: tests/lib/hoststeal.py,
+    tests/conftest.py runs it again if too few are left); status --json
     agrees with sysfs while the I/O runs. (The tuner's own bounds, 90% of
     the windows over a minute, are test_tuner.py's: here 20 s show that a
     goal set over D-Bus is the goal tuned for.)"""
@@ -135,10 +141,11 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
         st_nobody = status_json(bus, flash.name, user="nobody")
         io.join()
         windows = fio.window_p99(f"{tmp}/r")
-        share = steal.share(t0, time.time())
+        t1 = time.time()
+        share = steal.share(t0, t1)
     # flashsim runs in this VM's CPUs: when the host takes them the device
     # is slower and the goal may truly be out of reach (tests/lib/hoststeal.py).
-    disturbed = share > hoststeal.DISTURBED_SHARE
+    disturbed = steal.disturbed(t0, t1)
     print(f"\nstatus: {st}; host CPU steal during the run {share:.1%}")
     print("read P99 per 1-s window:", [(ms, round(p / 1e3)) for ms, p in windows])
 
@@ -158,18 +165,19 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
         assert key in st
     assert st_nobody["device"] == flash.name
 
-    late = [p for ms, p in windows if ms > 5100]
-    met = sum(p <= GOAL_NS for p in late) / max(1, len(late))
-    print(f"met in {met:.0%} of {len(late)} windows after 5 s")
+    late = [(ms, p) for ms, p in windows if ms > 5100]
+    assert len(late) >= 12
+    # Judged on the seconds the host left alone: a CI run at 4% steal over
+    # the whole run had 19% in 4 of its seconds and reads at 4.6-6.7 ms in
+    # them (every check above had passed).
+    calm, _ = steal.clean(t0, late, "reads after 5 s", min_kept=MIN_CALM_WINDOWS)
+    met = sum(p <= GOAL_NS for _, p in calm) / len(calm)
+    print(f"met in {met:.0%} of {len(calm)} undisturbed windows after 5 s")
     if met <= 0.5:
         for line in service.json_lines():  # the tuner's view, for the failure report
             o = json.loads(line)
             print(f"  {o['tuner']['state']:10} {o['read_target_ns']}/{o['write_target_ns']}"
                   f"{' *' if o['tuner']['changed'] else ''} {o['tuner']['reason']}")
-    assert len(late) >= 12
-    if disturbed and met <= 0.5:
-        hoststeal.skip(f"goal met in {met:.0%} of the windows, not judged: the host stole {share:.0%} "
-                       "of the CPUs during the run (every status check above passed)")
     assert met > 0.5
 
 
