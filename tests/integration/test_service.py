@@ -29,9 +29,12 @@ from tests.lib.require import require_built
 
 GOAL = "read-p99=2ms scheduler=kyber"
 GOAL_NS = 2_000_000
-# test_set_goal_meets_goal_and_status judges the share of windows meeting
-# the goal on at least this many the host did not disturb (of 14): over
-# fewer, one window moves the share by more than 15 points.
+# test_set_goal_meets_goal_and_status runs R1+W256 for SET_GOAL_RUN_S and
+# judges the share of windows meeting the goal on at least MIN_CALM_WINDOWS
+# of those after 5 s the host did not disturb (of about 24): over fewer, one
+# window moves the share by more than 15 points. fio's first windows and its
+# last may be missing from its log, so SET_GOAL_RUN_S - 8 after 5 s are asked.
+SET_GOAL_RUN_S = 30
 MIN_CALM_WINDOWS = 6
 INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 NO_SUCH_DEVICE = "org.kybertune.KyberTune1.Error.NoSuchDevice"
@@ -123,12 +126,13 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
     seconds the host took its CPUs left out: tests/lib/hoststeal.py,
     tests/conftest.py runs it again if too few are left); status --json
     agrees with sysfs while the I/O runs. (The tuner's own bounds, 90% of
-    the windows over a minute, are test_tuner.py's: here 20 s show that a
-    goal set over D-Bus is the goal tuned for.)"""
+    the windows over a minute, are test_tuner.py's: here 30 s show that a
+    goal set over D-Bus is the goal tuned for; 30 rather than 20 so that a
+    run the host took a third of still has MIN_CALM_WINDOWS to judge.)"""
     with tempfile.TemporaryDirectory() as tmp, hoststeal.Monitor() as steal:
         set_goal(bus, flash)
         t0 = time.time()
-        io = Background(flash, fio.pair(read_extra=fio.hist_log(f"{tmp}/r")), runtime_s=20)
+        io = Background(flash, fio.pair(read_extra=fio.hist_log(f"{tmp}/r")), runtime_s=SET_GOAL_RUN_S)
         io.started()
         time.sleep(10)
         for _ in range(5):
@@ -166,7 +170,7 @@ def test_set_goal_meets_goal_and_status(bus, flash, service):
     assert st_nobody["device"] == flash.name
 
     late = [(ms, p) for ms, p in windows if ms > 5100]
-    assert len(late) >= 12
+    assert len(late) >= SET_GOAL_RUN_S - 8
     # Judged on the seconds the host left alone: a CI run at 4% steal over
     # the whole run had 19% in 4 of its seconds and reads at 4.6-6.7 ms in
     # them (every check above had passed).

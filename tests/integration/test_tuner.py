@@ -221,13 +221,17 @@ def test_goal_met_and_writes_kept(daemon_factory, flash):
     assert time.monotonic() - t0 < 300
 
 
-# test_shifts: each phase lasts SHIFT_PHASE_S and is judged after its
-# first SHIFT_RECOVER_S undisturbed seconds. Ten judged windows per phase: a share over five windows
-# moves in steps of 20%, so two seconds of host-delayed flashsim replies
-# (or one probe of less throttling answered a second late) fail a tuner
-# that meets the goal everywhere else.
-SHIFT_PHASE_S = 15
+# test_shifts: each phase lasts SHIFT_PHASE_S and is judged after its first
+# SHIFT_RECOVER_S undisturbed seconds, on the undisturbed windows after those,
+# and only when there are at least SHIFT_JUDGED_MIN of them. A share of goal
+# met moves in steps of 1/n: over 5 windows two late flashsim replies at the
+# edge of a steal episode fail a tuner that meets the goal everywhere else
+# (a CI run: 3 of 5 at 2.1-3.1 ms, the fifth at 5.1 ms the second before the
+# host took 9%), over 8 they leave it at 75%. 20-s phases keep 14 windows
+# per phase when the host leaves them alone.
+SHIFT_PHASE_S = 20
 SHIFT_RECOVER_S = 5
+SHIFT_JUDGED_MIN = 8
 
 
 def daemon_read_windows(lines, start):
@@ -292,7 +296,7 @@ def test_shifts(daemon_factory, flash):
         # 3-9 s into the run, the goal met in the first calm one after).
         phase = [p for ms, p in clean if change + 1000 <= ms <= end]
         recovery, after = phase[:SHIFT_RECOVER_S], phase[SHIFT_RECOVER_S:]
-        if len(after) < 5:
+        if len(after) < SHIFT_JUDGED_MIN:
             print(f"{what}: not judged, only {len(after)} undisturbed windows after "
                   f"the first {SHIFT_RECOVER_S}")
             continue
@@ -304,7 +308,8 @@ def test_shifts(daemon_factory, flash):
         assert recovered, what
         assert ok >= 0.75, what
     if judged < 3:
-        hoststeal.skip(f"only {judged} of 4 phases had 5 windows undisturbed by host CPU steal")
+        hoststeal.skip(f"only {judged} of 4 phases had {SHIFT_JUDGED_MIN} windows undisturbed "
+                       "by host CPU steal")
     reasons = " | ".join(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
     assert "writes started" in reasons or "protecting" in reasons, reasons
     assert all(l["tuner"]["reason"] for l in lines if l["tuner"]["changed"])
