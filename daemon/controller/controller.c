@@ -57,6 +57,7 @@ void controller_relearn(struct controller *c)
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
 	ctl_aim_forget(&c->aim);
+	ctl_scatter_forget(&c->scatter);
 	c->protecting = c->infeasible = c->device_slow = c->floor_bound = c->decided = false;
 	c->level = c->last_move = 0;
 	c->read_scale = c->calm_read_scale = 1.0;
@@ -396,6 +397,7 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	bool was_protecting = c->protecting;
 	uint64_t engaged_read_ns;
 
+	ctl_scatter_add(&c->scatter, s->write.kyber_depth, c->prev_write_depth, s->write.total_p99_ns);
 	decide(c, s, cur, d);
 	c->last_state = d->state;
 	ctl_never_harmful(s, &d->targets);

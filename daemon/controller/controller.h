@@ -15,6 +15,7 @@
  *   struct ctl_spike         ctl-spike.c         whether a far miss is held as a spike
  *   struct ctl_probe         ctl-probe.c         a step down from within the goal
  *   struct ctl_aim           ctl-aim.c           what the law aims at while the goal is out of reach
+ *   struct ctl_scatter       ctl-scatter.c       the writes' P99 scatter at Kyber's depth for them
  *   the rest of struct controller   controller.c the law: open or protecting;
  *                                    ctl-protect.c the level in force while protecting
  * and ctl-targets.c computes the targets themselves (pure functions).
@@ -132,6 +133,13 @@ struct ctl_probe {
 	bool returned;			/* a probe failed: its writes drain */
 };
 
+/* The writes' latency scatter at Kyber's depth for them (ctl-scatter.c). */
+struct ctl_scatter {
+	uint32_t depth;			/* the depth the P99s below were seen at (0: none) */
+	uint64_t p99_ns[CTL_SCATTER_INTERVALS];	/* settled intervals' write P99s, a ring */
+	unsigned n, next;		/* P99s in the ring; the next slot */
+};
+
 /* The hypervisor's steal, against what is usual on this host. */
 struct ctl_host {
 	bool known;			/* steal_usual learned from at least one interval */
@@ -151,6 +159,7 @@ struct controller {
 	struct ctl_spike spike;
 	struct ctl_probe probe;
 	struct ctl_aim aim;
+	struct ctl_scatter scatter;
 	/* The law (controller.c, ctl-protect.c). */
 	bool protecting;		/* writes throttled to `level` (else the open point) */
 	int level;			/* index on the level ladder while protecting */

@@ -230,6 +230,14 @@ uint64_t ctl_aim_read_ns(const struct ctl_aim *a, uint64_t goal_ns);
  * CTL_AIM_CLEAR of them in a row were clearly within the goal. */
 bool ctl_aim_within(struct ctl_aim *a, bool clearly_ok);
 
+/* ctl-scatter.c: the writes' P99 scatter at one depth. */
+void ctl_scatter_forget(struct ctl_scatter *sc);
+/* Once per interval: Kyber's write depth now and an interval ago, and the
+ * writes' P99. */
+void ctl_scatter_add(struct ctl_scatter *sc, uint32_t depth, uint32_t prev_depth, uint64_t p99_ns);
+/* The highest settled P99 seen lately at `depth` (0: none). */
+uint64_t ctl_scatter_high(const struct ctl_scatter *sc, uint32_t depth);
+
 /* ctl-interference.c: does throttling writes help reads (O-8)? */
 void ctl_interference_forget(struct ctl_interference *o);
 /* Throttling starts: remember the reads and writes before it, if the

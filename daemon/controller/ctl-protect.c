@@ -54,10 +54,13 @@ static int cut_level(const struct controller *c, const struct ctl_sample *s, uin
 
 /* The level at which Kyber holds the writes where they are: their P99 in
  * the middle of bucket 3, neither cut on a congested window nor grown on
- * a noisy one. */
-static int hold_level(const struct ctl_sample *s)
+ * a noisy one. Their P99 is the highest their depth showed lately
+ * (ctl-scatter.c): a target at one second's sits inside their scatter. */
+static int hold_level(const struct controller *c, const struct ctl_sample *s)
 {
-	return ctl_level_at_least((double)s->write.total_p99_ns / CTL_HOLD_MIDDLE);
+	uint64_t p99 = MAX(s->write.total_p99_ns, ctl_scatter_high(&c->scatter, s->write.kyber_depth));
+
+	return ctl_level_at_least((double)p99 / CTL_HOLD_MIDDLE);
 }
 
 /* From open: a level at which Kyber cuts the writes by about as much as
@@ -180,7 +183,7 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
  * nothing to freeze. */
 static bool freeze(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
 {
-	int level = MAX(hold_level(s), ctl_open_level(c, s) + 1);
+	int level = MAX(hold_level(c, s), ctl_open_level(c, s) + 1);
 
 	while (level < c->level && ctl_levels_unusable(&c->levels, level))
 		level++;
@@ -443,7 +446,12 @@ static bool probe(struct controller *c, const struct ctl_sample *s, uint64_t met
  */
 static int drift_level(const struct controller *c, const struct ctl_sample *s)
 {
-	return MAX(c->level + 1, hold_level(s));
+	int level = MAX(c->level + 1, hold_level(c, s)), max = ctl_max_level(c, s);
+
+	/* Not onto a level that drifted or missed lately either. */
+	while (level < max && ctl_levels_unusable(&c->levels, level))
+		level++;
+	return level;
 }
 
 static bool drifted(struct controller *c, const struct ctl_sample *s, enum ctl_verdict v,

@@ -126,6 +126,11 @@
  * reads are at risk, noise over the grow edge lets writes grow and reads
  * miss. */
 #define CTL_HOLD_MIDDLE 0.8
+/* Intervals of the writes' P99 at one depth a hold is set by (their
+ * highest): at 1 s intervals, flashsim's writes at one depth covered 13.6
+ * to 27.3 ms in 7 s. Longer holds a depth's latency past a change of the
+ * workload's. */
+#define CTL_SCATTER_INTERVALS 8
 
 /* Where the writes' rate is flat in the depth, their latency is too
  * (Little's law), and its P99 scatters around it (flashsim over FUSE:
