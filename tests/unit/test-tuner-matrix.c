@@ -31,7 +31,9 @@
  *
  * The binary takes the devices to run as arguments (all by default), so
  * that make runs them in parallel. KT_MATRIX=DEVICE/WORKLOAD runs one cell;
- * KT_TEST_TRACE=1 prints every decision.
+ * KT_TEST_TRACE=1 prints every decision; KT_MATRIX_GRID=1 prints each
+ * cell's static grid (read P99 and write IOPS per pair of targets), the
+ * frontier an infeasible cell's writes are judged against.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -263,6 +265,22 @@ static void find_oracle(const struct device_data *dd, size_t wi, uint64_t goal_n
 		}
 }
 
+/* KT_MATRIX_GRID=1: every static point of a cell's grid, read P99 and
+ * write IOPS, rows the read target, columns the write target. */
+static void print_grid(const struct device_data *dd, size_t wi)
+{
+	print_message("%s %s: none %.0fus %.0f writes; read P99 us / write IOPS, rows read target, "
+		      "columns write target\n", dd->name, workloads[wi].name, dd->none[wi].p99_ns / 1e3,
+		      dd->none[wi].write_iops);
+	for (size_t r = 0; r < N_READ; r++) {
+		print_message("%7.0fus", grid_read_ns[r] / 1e3);
+		for (size_t k = 0; k < N_WRITE; k++)
+			print_message(" %5.0f/%-6.0f", dd->grid[wi][r][k].p99_ns / 1e3,
+				      dd->grid[wi][r][k].write_iops);
+		print_message("\n");
+	}
+}
+
 /* The most writes a static setting ran with a read P99 as good as p99_ns
  * (INFEASIBLE_SAME_READS), 0: none. */
 static double writes_at_reads(const struct device_data *dd, size_t wi, uint64_t p99_ns)
@@ -427,6 +445,8 @@ static void cells(struct device_data *dd)
 			struct verdict v;
 
 			find_oracle(dd, wi, goal_ns, &o);
+			if (getenv("KT_MATRIX_GRID") && gi == 0)
+				print_grid(dd, wi);
 			run_tuned(dd, w, goal_ns, &v);
 			o.same_reads_write_iops = writes_at_reads(dd, wi, v.p99_ns);
 			judge(&o, &v);
