@@ -313,6 +313,20 @@ def set_static(dev, sched, targets=None):
         dev.set_kyber_targets(*targets)
 
 
+def offered(dev, configs, scheduler_of):
+    """The configurations whose scheduler (scheduler_of(config)) this
+    kernel offers the device, and a sentence naming the ones left out (''
+    when none is): a benchmark runs what the kernel has and says what it
+    could not run."""
+    have = dev.schedulers()
+    kept = [c for c in configs if scheduler_of(c) in have]
+    missing = sorted({scheduler_of(c) for c in configs} - set(have))
+    if not missing:
+        return kept, ""
+    return kept, (f"Not run: {', '.join(missing)}, which this kernel does not have "
+                  f"(the device's queue/scheduler offers {', '.join(have)}).")
+
+
 def proc_cpu_s(pid):
     """CPU time of all threads: schedstat's nanoseconds on the CPU where the
     kernel has them (clock ticks are 10 ms: too coarse for an idle daemon),

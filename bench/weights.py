@@ -134,8 +134,7 @@ def one_run(dev, t, rw, config, run_s):
     """One run of the four tenants: per-tenant means after SETTLE_S, total, Jain."""
     with tempfile.TemporaryDirectory(prefix="kt-bench-w-") as tmp:
         svc = None
-        set_static(dev, {"none": "none", "kyber": "kyber", "bfq": "bfq", "tuned": "none",
-                         "throttle": "none"}[config])
+        set_static(dev, SCHEDULER[config])
         if config == "bfq":
             set_bfq_weights(t, WEIGHTS)
         if config == "throttle":
@@ -219,6 +218,9 @@ def reader_writer(dev, run_s):
 
 CONFIGS = (("none", "none"), ("Kyber alone", "kyber"), ("BFQ with weights", "bfq"),
            ("blk-throttle limits that never bind", "throttle"), ("kyber-tuned with weights", "tuned"))
+# The scheduler each configuration runs on (kyber-tuned with weights only
+# sets cgroup limits: the disk has no goal and stays on none).
+SCHEDULER = {"none": "none", "kyber": "kyber", "bfq": "bfq", "tuned": "none", "throttle": "none"}
 # A read and write IOPS limit per cgroup far above what the device does:
 # what blk-throttle costs by itself, the floor under kyber-tuned's limits.
 NEVER_BINDS = 10_000_000
@@ -226,11 +228,12 @@ NEVER_BINDS = 10_000_000
 
 def run(args, dev):
     log = benchlib.Rounds()
-    res = {"log": log, "workloads": {}}
+    configs, not_run = benchlib.offered(dev, CONFIGS, lambda c: SCHEDULER[c[1]])
+    res = {"log": log, "workloads": {}, "not_run": not_run}
     with cgroups.tenants(list(WEIGHTS)) as t:
         for title, rw in WORKLOADS:
             res["workloads"][title] = log.interleaved(
-                list(CONFIGS), args.rounds, lambda c, rw=rw: one_run(dev, t, rw, c, args.run_s), title)
+                configs, args.rounds, lambda c, rw=rw: one_run(dev, t, rw, c, args.run_s), title)
         res["wc"] = [log.run(lambda: work_conservation(dev, t), "work conservation", r + 1,
                              "kyber-tuned with weights") for r in range(args.rounds)]
     res["rw"] = [log.run(lambda: reader_writer(dev, 20), "reader beside writer", r + 1, "kyber-tuned")
@@ -257,6 +260,7 @@ def render(args, res, wall, command):
         "(sum x_i/w_i)^2 / (n sum (x_i/w_i)^2), 1 when throughput follows the weights exactly, 0.60 "
         "for equal throughput at these weights. Cells: median (min–max). " + benchlib.REJECTION_SENTENCE,
         "",
+        *([res["not_run"], ""] if res.get("not_run") else []),
     ]
     verdicts = []
     for title, runs in res["workloads"].items():
@@ -268,12 +272,14 @@ def render(args, res, wall, command):
                       ("steal_pct", "host steal", lambda v: f"{v:.0f}%"))), ""]
         tuned = runs["kyber-tuned with weights"]
         none_total = statistics.median(r["total"] for r in runs["none"])
-        bfq_total = statistics.median(r["total"] for r in runs["BFQ with weights"])
+        bfq = runs.get("BFQ with weights")
+        bfq_total = statistics.median(r["total"] for r in bfq) if bfq else None
         j = statistics.median(r["jain"] for r in tuned)
         tot = statistics.median(r["total"] for r in tuned)
         floor = statistics.median(r["total"] for r in runs["blk-throttle limits that never bind"])
-        lines.append(f"kyber-tuned: {tot / none_total:.0%} of none's total, "
-                     f"{tot / bfq_total:.2f}x BFQ's; BFQ {bfq_total / none_total:.0%} of none's; blk-throttle "
+        beside_bfq = (f"{tot / bfq_total:.2f}x BFQ's; BFQ {bfq_total / none_total:.0%} of none's; "
+                      if bfq_total else "")
+        lines.append(f"kyber-tuned: {tot / none_total:.0%} of none's total, {beside_bfq}blk-throttle "
                      f"with limits that never bind {floor / none_total:.0%} of none's.")
         lines.append("")
         verdicts.append(verdict(j >= JAIN_MIN, f"{title}: weighted Jain >= {JAIN_MIN}, median: {j:.3f}"))

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The benchmark suite's pure parts (no root, no I/O): the marked sections
 of docs/BENCHMARKS.md, summary tables, rounds with rejection and their log,
-the shift scenario's per-phase summary of flight records, and the
-generalization section's goal, verdicts and rendering."""
+the shift scenario's per-phase summary of flight records, the
+generalization section's goal, verdicts and rendering, and the
+configurations left out where the kernel lacks their scheduler."""
 
 import os
 
@@ -31,6 +32,23 @@ def test_summary_table_median_and_spread():
     assert rows[2] == "| x | 3 | 2 (1–3) |"
     assert rows[3] == "| y | 1 | 5 |"
     assert rows[4] == "| z | 1 | – |"
+
+
+def test_offered_leaves_out_what_the_kernel_lacks():
+    class Dev:
+        def __init__(self, have):
+            self.have = have
+
+        def schedulers(self):
+            return self.have
+
+    configs = [("none", "none"), ("bfq", "bfq"), ("kyber", "kyber")]
+    kept, said = benchlib.offered(Dev(["none", "mq-deadline", "kyber"]), configs, lambda c: c[1])
+    assert kept == [("none", "none"), ("kyber", "kyber")]
+    assert said.startswith("Not run: bfq, which this kernel does not have")
+    assert "offers none, mq-deadline, kyber" in said
+    kept, said = benchlib.offered(Dev(["none", "bfq", "kyber"]), configs, lambda c: c[1])
+    assert kept == configs and said == ""
 
 
 def test_verdict_and_formats():

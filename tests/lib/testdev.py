@@ -205,7 +205,16 @@ class TestDevice:
         text = _read_sysfs(f"{self.sysfs}/queue/scheduler")
         return text[text.index("[") + 1:text.index("]")]
 
+    def schedulers(self):
+        """The schedulers this kernel offers the device (queue/scheduler):
+        one built without BFQ, say, does not list it."""
+        return _read_sysfs(f"{self.sysfs}/queue/scheduler").replace("[", "").replace("]", "").split()
+
     def set_scheduler(self, name):
+        offered = self.schedulers()
+        if name not in offered:
+            raise DeviceError(f"{self.name}: scheduler {name} is not built into this kernel "
+                              f"(queue/scheduler offers {', '.join(offered)})")
         _write_sysfs(f"{self.sysfs}/queue/scheduler", name)
         if self.scheduler() != name:
             raise DeviceError(f"{self.name}: scheduler is {self.scheduler()}, wanted {name}")
