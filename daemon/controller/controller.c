@@ -167,6 +167,7 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
 	ctl_aim_forget(&c->aim);
+	ctl_scatter_forget(&c->scatter);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
 	c->infeasible = c->device_slow = false;

@@ -13,7 +13,8 @@
  *
  * Only settled seconds count (the depth as an interval ago): the first
  * second at a new depth still has the old depth's writes in it. A new
- * depth starts the record over; the old one's latency is another load's.
+ * depth, or a new workload (controller.c, new_regime()), starts the record
+ * over: the old one's latency is another load's.
  * So a drift's way up, which comes on a new depth, has only its own second
  * to go by.
  */

@@ -114,12 +114,36 @@ static void test_drift_passes_a_marked_level(void **state)
 	assert_int_equal(drift_lands(true), hold + 1);
 }
 
+/* A new workload starts the record over, as a new depth does: the
+ * writes' latency at the same depth was another load's. */
+static void test_new_workload_forgets_the_scatter(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+
+	engaged_at_2ms(&c, &cur);
+	for (unsigned i = 0; i < 2; i++) {
+		flat_sample(&s, h, 1500 * USEC, 15900, 13);
+		s.write.total_p99_ns = 27 * MSEC;
+		decide(&c, &s, &cur, &d);
+	}
+	assert_int_equal(ctl_scatter_high(&c.scatter, 13), 27 * MSEC);
+	flat_sample(&s, h, 1500 * USEC, 15900, 13);
+	s.read.outstanding = 4 * CTL_SHIFT_FACTOR;	/* more reads beside the writes */
+	decide(&c, &s, &cur, &d);
+	assert_int_equal(ctl_scatter_high(&c.scatter, 13), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scatter_ring),
 		cmocka_unit_test(test_freeze_holds_the_scatter),
 		cmocka_unit_test(test_drift_passes_a_marked_level),
+		cmocka_unit_test(test_new_workload_forgets_the_scatter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
