@@ -6,17 +6,16 @@
  * flashsim over FUSE, depth 17 for 7 s, 13.6 to 27.3 ms. A freeze's target
  * put at one such second's P99 sits inside that scatter, and Kyber grows
  * the writes on the next noisy window and creeps on until reads miss: in
- * a CI run a freeze at 13.6 ms / 0.8 put 17.2 ms
- * under writes that ran up to 27 ms, and the drift rule took the target
- * back up twice within 11 s. So the law holds the writes by the highest
- * P99 their depth showed lately, not by this second's.
+ * a CI run a freeze at 13.6 ms / 0.8 put 17.2 ms under writes that ran up
+ * to 27 ms, and the drift rule took the target back up twice within 11 s.
+ * So the law holds the writes by the highest P99 their depth showed
+ * lately, not by this second's.
  *
  * Only settled seconds count (the depth as an interval ago): the first
  * second at a new depth still has the old depth's writes in it. A new
  * depth, or a new workload (controller.c, new_regime()), starts the record
- * over: the old one's latency is another load's.
- * So a drift's way up, which comes on a new depth, has only its own second
- * to go by.
+ * over: the old one's latency is another load's. So a drift's way up,
+ * which comes on a new depth, has only its own second to go by.
  */
 #include <string.h>
 
