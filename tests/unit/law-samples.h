@@ -45,6 +45,19 @@ static inline void decide(struct controller *c, const struct ctl_sample *s, stru
 	*cur = d->targets;
 }
 
+/* One interval of reads at read_ns beside write_iops writes a second at
+ * Kyber's write depth `depth`, their P99 at write_p99_ns. */
+static inline void writes_at(struct controller *c, struct kyber_targets *cur, uint64_t read_ns, double write_iops,
+			     uint32_t depth, uint64_t write_p99_ns, struct ctl_decision *d)
+{
+	struct ctl_sample s;
+	hist_t h;
+
+	flat_sample(&s, h, read_ns, write_iops, depth);
+	s.write.total_p99_ns = write_p99_ns;
+	decide(c, &s, cur, d);
+}
+
 /* A controller for read-p99=2ms that has just engaged: reads at 8 ms beside
  * free-running writes. */
 static inline void engaged_at_2ms(struct controller *c, struct kyber_targets *cur)

@@ -250,12 +250,7 @@ static void test_spike_held_a_second(void **state)
 static void grown_writes(struct controller *c, struct kyber_targets *cur, uint64_t read_ns, uint32_t depth,
 			 uint64_t write_p99_ns, struct ctl_decision *d)
 {
-	struct ctl_sample s;
-	hist_t h;
-
-	flat_sample(&s, h, read_ns, 15000, depth);
-	s.write.total_p99_ns = write_p99_ns;
-	decide(c, &s, cur, d);
+	writes_at(c, cur, read_ns, 15000, depth, write_p99_ns, d);
 }
 
 /*

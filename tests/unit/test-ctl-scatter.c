@@ -38,6 +38,15 @@ static void test_scatter_ring(void **state)
 	assert_int_equal(ctl_scatter_high(&sc, 0), 0);
 }
 
+/* One interval of reads at read_ns beside writes at their free-running
+ * rate (engaged_at_2ms()'s 16,000 a second, give or take a second's
+ * noise) at Kyber's write depth `depth`, their P99 at write_p99_ns. */
+static void scattered(struct controller *c, struct kyber_targets *cur, uint64_t read_ns, uint32_t depth,
+		      uint64_t write_p99_ns, struct ctl_decision *d)
+{
+	writes_at(c, cur, read_ns, 15900, depth, write_p99_ns, d);
+}
+
 /*
  * Reads over the goal for two seconds after the engage, the writes' P99 at
  * 27 ms; then within it at depth 13, their P99 at 14 ms. The freeze's
@@ -48,20 +57,12 @@ static uint64_t frozen_after_scatter(uint32_t high_depth)
 	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
 	struct controller c;
 	struct ctl_decision d;
-	struct ctl_sample s;
-	hist_t h;
 
 	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < 2; i++) {
-		flat_sample(&s, h, 3 * MSEC, 15900, i ? high_depth : 13);
-		s.write.total_p99_ns = 27 * MSEC;
-		decide(&c, &s, &cur, &d);
-	}
-	for (unsigned i = 0; i < 3; i++) {
-		flat_sample(&s, h, 1500 * USEC, 15900, 13);
-		s.write.total_p99_ns = 14 * MSEC;
-		decide(&c, &s, &cur, &d);
-	}
+	for (unsigned i = 0; i < 2; i++)
+		scattered(&c, &cur, 3 * MSEC, i ? high_depth : 13, 27 * MSEC, &d);
+	for (unsigned i = 0; i < 3; i++)
+		scattered(&c, &cur, 1500 * USEC, 13, 14 * MSEC, &d);
 	return cur.write_ns;
 }
 
@@ -89,19 +90,13 @@ static int drift_lands(bool mark)
 	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
 	struct controller c;
 	struct ctl_decision d;
-	struct ctl_sample s;
-	hist_t h;
 
 	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < 6; i++) {
-		flat_sample(&s, h, 1500 * USEC, 15900, 13);
-		decide(&c, &s, &cur, &d);
-	}
+	for (unsigned i = 0; i < 6; i++)
+		scattered(&c, &cur, 1500 * USEC, 13, 13 * MSEC, &d);
 	if (mark)
 		ctl_levels_drifted(&c.levels, ctl_level_at_least(19 * MSEC / CTL_HOLD_MIDDLE), false);
-	flat_sample(&s, h, 1500 * USEC, 15900, 16);
-	s.write.total_p99_ns = 19 * MSEC;
-	decide(&c, &s, &cur, &d);
+	scattered(&c, &cur, 1500 * USEC, 16, 19 * MSEC, &d);
 	assert_non_null(strstr(d.reason, "grew"));
 	return c.level;
 }
@@ -125,11 +120,8 @@ static void test_new_workload_forgets_the_scatter(void **state)
 	hist_t h;
 
 	engaged_at_2ms(&c, &cur);
-	for (unsigned i = 0; i < 2; i++) {
-		flat_sample(&s, h, 1500 * USEC, 15900, 13);
-		s.write.total_p99_ns = 27 * MSEC;
-		decide(&c, &s, &cur, &d);
-	}
+	for (unsigned i = 0; i < 2; i++)
+		scattered(&c, &cur, 1500 * USEC, 13, 27 * MSEC, &d);
 	assert_int_equal(ctl_scatter_high(&c.scatter, 13), 27 * MSEC);
 	flat_sample(&s, h, 1500 * USEC, 15900, 13);
 	s.read.outstanding = 4 * CTL_SHIFT_FACTOR;	/* more reads beside the writes */
