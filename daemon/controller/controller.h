@@ -131,6 +131,8 @@ struct ctl_probe {
 	uint64_t write_p99_ns;		/* the writes' P99 at the level it left */
 	unsigned wait;			/* steady seconds (ctl_spike) before the next probe */
 	bool returned;			/* a probe failed: its writes drain */
+	unsigned aim_steady;		/* out of reach: settled seconds within the aim at depth 1 */
+	bool aim_tried;			/* out of reach: this regime's probe from depth 1 is spent */
 };
 
 /* The writes' latency scatter at Kyber's depth for them (ctl-scatter.c). */
@@ -189,6 +191,10 @@ struct controller {
 struct ctl_decision {
 	bool write;			/* targets differ from the current ones: write them */
 	struct kyber_targets targets;	/* what should be in force after this step */
+	uint64_t pulse_write_ns;	/* 0, or a write target to write first, for CTL_PULSE_NS,
+					 * before `targets` (ctl-protect.c, pulse_probe()) */
+	uint64_t pulse_drain_write_ns;	/* once Kyber grew the writes, this write target */
+	uint64_t pulse_drain_ns;	/* for this long, and then `targets` */
 	enum ctl_state state;
 	bool goal_known, goal_met;
 	uint64_t metric_ns;		/* read total latency at the goal's percentile */

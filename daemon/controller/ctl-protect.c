@@ -431,6 +431,48 @@ static bool probe(struct controller *c, const struct ctl_sample *s, uint64_t met
 }
 
 /*
+ * Out of reach, with the writes at depth 1 and reads within the aim
+ * (ctl-aim.c): one more write in flight may cost the reads nothing (a read
+ * that meets a write waits for it, one or two), and no single target
+ * gives it. Kyber grows a depth of 1 only on a P99 over 7/4 of the
+ * target, and then the queue built at depth 1 drains at that P99 for a
+ * while, so a target low enough to grow the writes grows them again,
+ * past 2 (qdlat R256+W256: to 4, reads 12% slower). A pulse does it: the
+ * grow target for CTL_PULSE_NS, then a level the drain stays under 5/4
+ * of. Once the writes settle at depth 2, the freeze moves the level to
+ * where it holds them (bucket 3). Once a regime, as a probe: a miss of
+ * the aim at depth 2 fails it, and the law goes back up.
+ */
+static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool settled,
+			struct ctl_decision *d, const char *m, const char *g)
+{
+	uint64_t p99 = s->write.total_p99_ns;
+	double hold_ns;
+	int hold;
+
+	if (!c->infeasible || !settled || s->write.kyber_depth != 1 || !p99 ||
+	    !ctl_probe_aim_due(&c->probe, true))
+		return false;
+	/* Depth 2's P99 is about half of depth 1's (Little's law). */
+	hold_ns = (double)p99 / 2 / 0.77;
+	hold = ctl_level_at_least(hold_ns);
+	if ((double)ctl_level_ns(hold) > hold_ns)
+		hold--;
+	if (hold >= c->level)
+		return false;
+	ctl_set_level(c, hold, -1, d);
+	d->pulse_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_GROW);
+	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_DRAIN);
+	d->pulse_drain_ns = p99;
+	ctl_probe_started(&c->probe, p99);
+	ctl_say(d, "read P%g %s steady within goal %s at write depth 1: one more write in flight (write target "
+		"%.3gms until Kyber grows them, %.3gms while their queue drains, then %.3gms)", c->goal.read_pct,
+		m, g, (double)d->pulse_write_ns / 1e6, (double)d->pulse_drain_write_ns / 1e6,
+		(double)ctl_level_ns(c->level) / 1e6);
+	return true;
+}
+
+/*
  * Kyber grew the writes although they already ran at their free-running
  * rate, under targets unchanged for two intervals: the level's target sits
  * in the scatter of the writes' latency, where Kyber lets them creep up
@@ -536,6 +578,8 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 			ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
 			probed = probe(c, s, metric, settled, cur, d, m, g);
 		}
+		if (!probed)
+			probed = pulse_probe(c, s, settled, d, m, g);
 		if (!probed)
 			ctl_say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
 				(double)ctl_level_ns(c->level) / 1e6);

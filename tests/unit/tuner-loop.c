@@ -107,7 +107,29 @@ void tuner_loop_step(struct tuner_loop *l)
 	uint64_t from = sim_now_ns(l->sim);
 
 	memset(l->window, 0, sizeof(l->window));
-	if (l->changed_last) {
+	if (l->changed_last && l->pulse_ns) {
+		/* A pulse: its write target until Kyber grows the writes (a
+		 * kyber_adjust event), then the decision's. */
+		uint64_t t = 0;
+		unsigned depth = sim_kyber_depth(l->sim, KT_OP_WRITE);
+
+		while (t < l->pulse_ns && sim_kyber_depth(l->sim, KT_OP_WRITE) == depth) {
+			run_part(l, 10 * MSEC, &s, &reads, &writes);
+			t += 10 * MSEC;
+		}
+		if (sim_kyber_depth(l->sim, KT_OP_WRITE) != depth) {
+			uint64_t drain = MIN(l->d.pulse_drain_ns, l->interval_ns - t - 10 * MSEC);
+
+			drain = drain / MSEC * MSEC;
+			sim_set_targets(l->sim, l->d.targets.read_ns, l->d.pulse_drain_write_ns);
+			if (drain)
+				run_part(l, drain, &s, &reads, &writes);
+			t += drain;
+		}
+		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
+		if (t < l->interval_ns)
+			run_part(l, l->interval_ns - t, &s, &reads, &writes);
+	} else if (l->changed_last) {
 		/* The first 300 ms after a change are not the controller's. */
 		run_part(l, l->settle_ns, &s, &reads, &writes);
 		run_part(l, l->interval_ns - l->settle_ns, &s, &reads, &writes);
@@ -125,8 +147,10 @@ void tuner_loop_step(struct tuner_loop *l)
 	l->changed_last = l->d.write;
 	if (l->d.write) {
 		check_written(&l->s, &l->d.targets);
-		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
-		l->changes++;
+		sim_set_targets(l->sim, l->d.targets.read_ns,
+				l->d.pulse_write_ns ? l->d.pulse_write_ns : l->d.targets.write_ns);
+		l->pulse_ns = l->d.pulse_write_ns ? CTL_PULSE_NS : 0;
+		l->changes += l->pulse_ns ? 2 : 1;	/* a pulse is two writes */
 	}
 	step_scheduler(l);
 	l->windows++;

@@ -30,6 +30,7 @@ struct tuner_loop {
 	unsigned switches;		/* scheduler switches */
 	uint64_t interval_ns, settle_ns;
 	bool changed_last;
+	uint64_t pulse_ns;		/* the last decision's pulse (0: none), CTL_PULSE_NS */
 	unsigned changes;		/* target writes */
 	unsigned windows;
 	struct ctl_decision d;
