@@ -275,6 +275,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		d->goal_known = true;
 		d->metric_ns = metric;
 		d->goal_met = metric <= g->read_ns;
+		c->probe.goal_met |= d->goal_met;
 		spike = ctl_spike_update(&c->spike, g, metric, c->decided && c->since_write >= 1 &&
 					 writes_active(s), s->write.kyber_depth,
 					 s->write.total_p99_ns);

@@ -83,7 +83,7 @@ bool ctl_probe_draining(struct ctl_probe *p, bool settled)
 bool ctl_probe_aim_due(struct ctl_probe *p, bool within)
 {
 	p->aim_steady = within ? p->aim_steady + 1 : 0;
-	if (p->aim_tried || p->under_way || p->aim_steady < CTL_PROBE_STEADY)
+	if (p->aim_tried || p->goal_met || p->under_way || p->aim_steady < CTL_PROBE_STEADY)
 		return false;
 	p->aim_tried = true;
 	return true;
