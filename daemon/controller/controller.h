@@ -133,6 +133,8 @@ struct ctl_probe {
 	bool returned;			/* a probe failed: its writes drain */
 	unsigned aim_steady;		/* out of reach: settled seconds within the aim at depth 1 */
 	bool aim_tried;			/* out of reach: this regime's probe from depth 1 is spent */
+	bool adopt;			/* a pulse's hold target was measured and written: the law's
+					 * level becomes the one nearest it */
 	bool goal_met;			/* the goal was met in this regime: out of reach now is a
 					 * disturbance's doing, not the workload's */
 };

@@ -220,7 +220,8 @@ uint64_t ctl_probe_failed(struct ctl_probe *p);
 bool ctl_probe_draining(struct ctl_probe *p, bool settled);
 /* Out of reach at depth 1, once per settled interval there (within: the
  * aim met): true once a regime, after CTL_PROBE_STEADY such in a row. */
-bool ctl_probe_aim_due(struct ctl_probe *p, bool within);
+void ctl_probe_aim_tick(struct ctl_probe *p, bool within);
+bool ctl_probe_aim_due(struct ctl_probe *p);
 
 /* ctl-aim.c: what the law aims at while the goal is out of reach. */
 void ctl_aim_forget(struct ctl_aim *a);

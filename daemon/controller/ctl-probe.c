@@ -80,9 +80,19 @@ bool ctl_probe_draining(struct ctl_probe *p, bool settled)
 	return true;
 }
 
-bool ctl_probe_aim_due(struct ctl_probe *p, bool within)
+void ctl_probe_aim_tick(struct ctl_probe *p, bool within)
 {
 	p->aim_steady = within ? p->aim_steady + 1 : 0;
+	/* A pulse holds, as a probe does, after a steady run at the depth
+	 * it reached. */
+	if (p->under_way && p->aim_tried && p->aim_steady >= CTL_PROBE_STEADY) {
+		held(p);
+		p->aim_tried = false;	/* one that held may come again */
+	}
+}
+
+bool ctl_probe_aim_due(struct ctl_probe *p)
+{
 	if (p->aim_tried || p->goal_met || p->under_way || p->aim_steady < CTL_PROBE_STEADY)
 		return false;
 	p->aim_tried = true;

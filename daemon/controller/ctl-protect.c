@@ -451,7 +451,7 @@ static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool s
 	int hold;
 
 	if (!c->infeasible || !settled || s->write.kyber_depth != 1 || !p99 ||
-	    !ctl_probe_aim_due(&c->probe, true))
+	    !ctl_probe_aim_due(&c->probe))
 		return false;
 	/* Depth 2's P99 is about half of depth 1's (Little's law). */
 	hold_ns = (double)p99 / 2 / 0.77;
@@ -465,6 +465,7 @@ static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool s
 	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_DRAIN);
 	d->pulse_drain_ns = p99;
 	ctl_probe_started(&c->probe, p99);
+	c->probe.adopt = true;
 	ctl_say(d, "read P%g %s steady within goal %s at write depth 1: one more write in flight (write target "
 		"%.3gms until Kyber grows them, %.3gms while their queue drains, then %.3gms)", c->goal.read_pct,
 		m, g, (double)d->pulse_write_ns / 1e6, (double)d->pulse_drain_write_ns / 1e6,
@@ -541,12 +542,24 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
+	if (c->probe.adopt) {
+		int near = ctl_level_at_least((double)cur->write_ns);
+
+		if (near > 0 && (double)ctl_level_ns(near) / (double)cur->write_ns >
+				(double)cur->write_ns / (double)ctl_level_ns(near - 1))
+			near--;
+		c->probe.adopt = false;
+		c->level = near;
+		ctl_protect_targets(c, d);
+	}
 	/* What the most throttling gives the reads, learned before the
 	 * verdict too, so that the aim is ready with it (ctl-aim.c). */
 	if (settled && (depth == 1 || c->level >= ctl_max_level(c, s)))
 		ctl_aim_learn(&c->aim, metric, s->read.device_p90_ns);
 	ctl_protect_targets(c, d);
 	ctl_probe_update(&c->probe, settled, c->spike.steady);
+	if (c->infeasible && settled)
+		ctl_probe_aim_tick(&c->probe, v != V_MISS);
 	if (v == V_MISS)
 		c->pull_ns = 0;
 	pulling(c, s, d);

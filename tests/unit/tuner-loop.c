@@ -117,14 +117,20 @@ void tuner_loop_step(struct tuner_loop *l)
 			run_part(l, 10 * MSEC, &s, &reads, &writes);
 			t += 10 * MSEC;
 		}
+		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.pulse_drain_write_ns);
 		if (sim_kyber_depth(l->sim, KT_OP_WRITE) != depth) {
-			uint64_t drain = MIN(l->d.pulse_drain_ns, l->interval_ns - t - 10 * MSEC);
+			/* The queue of depth 1 drains; then the writes' P99 at the
+			 * new depth, measured, sets the hold. */
+			uint64_t drain = MIN(l->d.pulse_drain_ns, (l->interval_ns - t - 10 * MSEC) / 2);
 
 			drain = drain / MSEC * MSEC;
-			sim_set_targets(l->sim, l->d.targets.read_ns, l->d.pulse_drain_write_ns);
-			if (drain)
+			if (drain) {
 				run_part(l, drain, &s, &reads, &writes);
-			t += drain;
+				run_part(l, drain, &s, &reads, &writes);
+				t += 2 * drain;
+				if (s.write.total_p99_ns)
+					l->d.targets.write_ns = (uint64_t)((double)s.write.total_p99_ns / 0.85);
+			}
 		}
 		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
 		if (t < l->interval_ns)
