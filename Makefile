@@ -67,7 +67,7 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-protect.c \
 	daemon/controller/ctl-metric.c daemon/controller/ctl-regime.c \
 	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c \
 	daemon/controller/ctl-host.c daemon/controller/ctl-spike.c daemon/controller/ctl-probe.c \
-	daemon/controller/ctl-aim.c daemon/controller/ctl-scatter.c
+	daemon/controller/ctl-aim.c daemon/controller/ctl-scatter.c daemon/controller/ctl-pulse.c
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/host-cpu.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \

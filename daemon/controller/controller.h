@@ -195,10 +195,13 @@ struct controller {
 struct ctl_decision {
 	bool write;			/* targets differ from the current ones: write them */
 	struct kyber_targets targets;	/* what should be in force after this step */
-	uint64_t pulse_write_ns;	/* 0, or a write target to write first, for CTL_PULSE_NS,
-					 * before `targets` (ctl-protect.c, pulse_probe()) */
-	uint64_t pulse_drain_write_ns;	/* once Kyber grew the writes, this write target */
-	uint64_t pulse_drain_ns;	/* for this long, and then `targets` */
+	/* A grow pulse (ctl-pulse.h runs it): 0, or the write target to
+	 * write first, until Kyber changes the writes' depth; then the drain
+	 * target for pulse_drain_ns, twice; then a hold it measures, or
+	 * `targets` if Kyber did not grow them. */
+	uint64_t pulse_write_ns;
+	uint64_t pulse_drain_write_ns;
+	uint64_t pulse_drain_ns;
 	enum ctl_state state;
 	bool goal_known, goal_met;
 	uint64_t metric_ns;		/* read total latency at the goal's percentile */

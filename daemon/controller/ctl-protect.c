@@ -432,16 +432,19 @@ static bool probe(struct controller *c, const struct ctl_sample *s, uint64_t met
 
 /*
  * Out of reach, with the writes at depth 1 and reads within the aim
- * (ctl-aim.c): one more write in flight may cost the reads nothing (a read
- * that meets a write waits for it, one or two), and no single target
- * gives it. Kyber grows a depth of 1 only on a P99 over 7/4 of the
- * target, and then the queue built at depth 1 drains at that P99 for a
- * while, so a target low enough to grow the writes grows them again,
- * past 2 (qdlat R256+W256: to 4, reads 12% slower). A pulse does it: the
- * grow target for CTL_PULSE_NS, then a level the drain stays under 5/4
- * of. Once the writes settle at depth 2, the freeze moves the level to
- * where it holds them (bucket 3). Once a regime, as a probe: a miss of
- * the aim at depth 2 fails it, and the law goes back up.
+ * (ctl-aim.c): one more write in flight may cost the reads nothing, and
+ * no single target gives it. Kyber grows a depth of 1 only on a P99 over
+ * 7/4 of the target, and then the queue built at depth 1 drains at that
+ * P99 for a while, so a target low enough to grow the writes grows them
+ * again, past 2 (qdlat R256+W256: to 4, reads 12% slower). A pulse does
+ * it (ctl-pulse.h): a grow target until Kyber changes the depth, a drain
+ * target the draining queue stays under 5/4 of, and a hold measured at
+ * the new depth, which the next decision adopts as its level. After a
+ * steady run within the aim; as a probe, a miss of the aim fails it and
+ * the law goes back up. One that held may come again, as the writes are
+ * back at depth 1 after a disturbance; one that failed does not, in this
+ * regime. Never in a regime where the goal itself was met: out of reach
+ * then is a disturbance's doing.
  */
 static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool settled,
 			struct ctl_decision *d, const char *m, const char *g)
@@ -453,7 +456,8 @@ static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool s
 	if (!c->infeasible || !settled || s->write.kyber_depth != 1 || !p99 ||
 	    !ctl_probe_aim_due(&c->probe))
 		return false;
-	/* Depth 2's P99 is about half of depth 1's (Little's law). */
+	/* If Kyber does not grow them: a level that keeps depth 1 (its P99
+	 * under 7/4 of the target), at depth 2's P99 if the rate doubles. */
 	hold_ns = (double)p99 / 2 / 0.77;
 	hold = ctl_level_at_least(hold_ns);
 	if ((double)ctl_level_ns(hold) > hold_ns)
@@ -467,9 +471,8 @@ static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool s
 	ctl_probe_started(&c->probe, p99);
 	c->probe.adopt = true;
 	ctl_say(d, "read P%g %s steady within goal %s at write depth 1: one more write in flight (write target "
-		"%.3gms until Kyber grows them, %.3gms while their queue drains, then %.3gms)", c->goal.read_pct,
-		m, g, (double)d->pulse_write_ns / 1e6, (double)d->pulse_drain_write_ns / 1e6,
-		(double)ctl_level_ns(c->level) / 1e6);
+		"%.3gms until Kyber grows them, %.3gms while their queue drains, then one that holds them)",
+		c->goal.read_pct, m, g, (double)d->pulse_write_ns / 1e6, (double)d->pulse_drain_write_ns / 1e6);
 	return true;
 }
 

@@ -126,17 +126,14 @@
  * reads are at risk, noise over the grow edge lets writes grow and reads
  * miss. */
 #define CTL_HOLD_MIDDLE 0.8
-/* A pulse (ctl-protect.c, pulse_probe()): the grow target, in force for
- * CTL_PULSE_NS, puts the writes' P99 at depth 1 at CTL_PULSE_GROW x it,
- * over the 7/4 at which Kyber doubles a depth of 1, with room for its
- * noise. Then the level at their P99 / CTL_PULSE_DRAIN: the queue built
- * at depth 1 drains at up to that P99, which stays under 5/4 of it, where
- * Kyber would grow a depth of 2 again. 200 ms: two of Kyber's windows, so
- * the samples bucketed against the grow target are more than the 1% that
- * sets a P99 in its next decision, however soon that comes. */
+/* A grow pulse (ctl-protect.c, pulse_probe(); ctl-pulse.h runs it). Its
+ * first target puts the writes' P99 at depth 1 at CTL_PULSE_GROW x it,
+ * over the 7/4 at which Kyber doubles a depth of 1, with room for the
+ * P99's noise. The drain target puts that P99 at CTL_PULSE_DRAIN x it:
+ * the queue built at depth 1 drains at up to that P99, which must stay
+ * under the 5/4 at which Kyber grows a depth of 2 again. */
 #define CTL_PULSE_GROW 2.0
 #define CTL_PULSE_DRAIN 1.2
-#define CTL_PULSE_NS 1000000000ULL
 /* Intervals of the writes' P99 at one depth a hold is set by (their
  * highest): at 1 s intervals, flashsim's writes at one depth covered 13.6
  * to 27.3 ms in 7 s. Longer holds a depth's latency past a change of the

@@ -98,6 +98,36 @@ static void step_scheduler(struct tuner_loop *l)
 			      sched_run_to_string(l->sched.run), l->sched.reason);
 }
 
+/* A pulse's writes (ctl-pulse.h) within this interval: polled every
+ * PULSE_POLL_NS while it grows the writes, once per phase after that.
+ * Each write counts as a target change. Returns the time it took. */
+static uint64_t run_pulse(struct tuner_loop *l, struct ctl_sample *s, double *reads, double *writes)
+{
+	uint64_t t = 0;
+
+	while (ctl_pulse_active(&l->pulse) && t < l->interval_ns) {
+		uint64_t step = PULSE_POLL_NS, w = 0, in_phase;
+		enum pulse_action a;
+
+		if (l->pulse.phase != PULSE_GROW) {
+			in_phase = sim_now_ns(l->sim) - l->pulse.phase_start_ns;
+			step = l->pulse.drain_ns > in_phase ? l->pulse.drain_ns - in_phase : 0;
+			step = MAX((step + MSEC - 1) / MSEC * MSEC, MSEC);
+		}
+		step = MIN(step, l->interval_ns - t);
+		run_part(l, step, s, reads, writes);
+		t += step;
+		a = ctl_pulse_poll(&l->pulse, sim_kyber_depth(l->sim, KT_OP_WRITE), sim_now_ns(l->sim),
+				   l->pulse_measuring ? s->write.total_p99_ns : 0, &w);
+		l->pulse_measuring = a == PULSE_MEASURE;
+		if (a == PULSE_WAIT || a == PULSE_MEASURE)
+			continue;
+		sim_set_targets(l->sim, l->d.targets.read_ns, w);
+		l->changes++;
+	}
+	return t;
+}
+
 void tuner_loop_step(struct tuner_loop *l)
 {
 	static hist_t input;
@@ -105,36 +135,23 @@ void tuner_loop_step(struct tuner_loop *l)
 	struct kyber_targets cur;
 	struct ctl_sample s;
 	uint64_t from = sim_now_ns(l->sim);
+	bool decide_now = true;
 
 	memset(l->window, 0, sizeof(l->window));
-	if (l->changed_last && l->pulse_ns) {
-		/* A pulse: its write target until Kyber grows the writes (a
-		 * kyber_adjust event), then the decision's. */
-		uint64_t t = 0;
-		unsigned depth = sim_kyber_depth(l->sim, KT_OP_WRITE);
+	if (ctl_pulse_active(&l->pulse)) {
+		/* The decision's pulse (ctl-pulse.h), as the daemon runs it:
+		 * then the settle after a change, and a decision only if a
+		 * clean part of the interval is left. */
+		uint64_t t = run_pulse(l, &s, &reads, &writes);
 
-		while (t < l->pulse_ns && sim_kyber_depth(l->sim, KT_OP_WRITE) == depth) {
-			run_part(l, 10 * MSEC, &s, &reads, &writes);
-			t += 10 * MSEC;
-		}
-		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.pulse_drain_write_ns);
-		if (sim_kyber_depth(l->sim, KT_OP_WRITE) != depth) {
-			/* The queue of depth 1 drains; then the writes' P99 at the
-			 * new depth, measured, sets the hold. */
-			uint64_t drain = MIN(l->d.pulse_drain_ns, (l->interval_ns - t - 10 * MSEC) / 2);
+		decide_now = !ctl_pulse_active(&l->pulse) && t + l->settle_ns < l->interval_ns;
+		if (!ctl_pulse_active(&l->pulse) && t < l->interval_ns) {
+			uint64_t settle = MIN(l->settle_ns, l->interval_ns - t);
 
-			drain = drain / MSEC * MSEC;
-			if (drain) {
-				run_part(l, drain, &s, &reads, &writes);
-				run_part(l, drain, &s, &reads, &writes);
-				t += 2 * drain;
-				if (s.write.total_p99_ns)
-					l->d.targets.write_ns = (uint64_t)((double)s.write.total_p99_ns / 0.85);
-			}
+			run_part(l, settle, &s, &reads, &writes);
+			if (t + settle < l->interval_ns)
+				run_part(l, l->interval_ns - t - settle, &s, &reads, &writes);
 		}
-		sim_set_targets(l->sim, l->d.targets.read_ns, l->d.targets.write_ns);
-		if (t < l->interval_ns)
-			run_part(l, l->interval_ns - t, &s, &reads, &writes);
 	} else if (l->changed_last) {
 		/* The first 300 ms after a change are not the controller's. */
 		run_part(l, l->settle_ns, &s, &reads, &writes);
@@ -145,18 +162,24 @@ void tuner_loop_step(struct tuner_loop *l)
 	memcpy(input, s.read_hist, sizeof(input));
 	s.read_hist = input;
 	l->s = s;
-	if (l->sched.run == SCHED_RUN_KYBER) {
+	if (!decide_now) {
+		l->d.write = false;
+		snprintf(l->d.reason, sizeof(l->d.reason), "a pulse under way");
+	} else if (l->sched.run == SCHED_RUN_KYBER) {
 		sim_get_targets(l->sim, &cur.read_ns, &cur.write_ns);
 		controller_decide(&l->ctl, &l->s, &cur, &l->d);
 	} else
 		controller_observe(&l->ctl, &l->s, &l->d);
 	l->changed_last = l->d.write;
 	if (l->d.write) {
+		uint64_t first = l->d.targets.write_ns;
+
 		check_written(&l->s, &l->d.targets);
-		sim_set_targets(l->sim, l->d.targets.read_ns,
-				l->d.pulse_write_ns ? l->d.pulse_write_ns : l->d.targets.write_ns);
-		l->pulse_ns = l->d.pulse_write_ns ? CTL_PULSE_NS : 0;
-		l->changes += l->pulse_ns ? 2 : 1;	/* a pulse is two writes */
+		if (l->d.pulse_write_ns)
+			first = ctl_pulse_start(&l->pulse, &l->d, sim_kyber_depth(l->sim, KT_OP_WRITE),
+						sim_now_ns(l->sim));
+		sim_set_targets(l->sim, l->d.targets.read_ns, first);
+		l->changes++;
 	}
 	step_scheduler(l);
 	l->windows++;

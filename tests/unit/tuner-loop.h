@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "controller.h"
+#include "ctl-pulse.h"
 #include "ctl-sched.h"
 #include "hist.h"
 #include "kyber-sim.h"
@@ -30,7 +31,8 @@ struct tuner_loop {
 	unsigned switches;		/* scheduler switches */
 	uint64_t interval_ns, settle_ns;
 	bool changed_last;
-	uint64_t pulse_ns;		/* the last decision's pulse (0: none), CTL_PULSE_NS */
+	struct pulse pulse;		/* a decision's pulse under way (ctl-pulse.h) */
+	bool pulse_measuring;		/* its measurement started in the last part run */
 	unsigned changes;		/* target writes */
 	unsigned windows;
 	struct ctl_decision d;
