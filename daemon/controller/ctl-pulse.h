@@ -2,7 +2,7 @@
 /*
  * A grow pulse, the sequence of write targets that takes Kyber's write
  * depth from 1 to 2 (ctl-protect.c, pulse_probe(), has why). Pure: the
- * caller (device-pulse.c in the daemon, tests/unit/tuner-loop.c in the simulator)
+ * caller (tests/unit/tuner-loop.c in the simulator; the daemon has none yet)
  * polls it every PULSE_POLL_NS with Kyber's write depth and the clock, and
  * writes what it says.
  *
