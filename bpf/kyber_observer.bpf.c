@@ -112,6 +112,12 @@ struct {
 	__type(value, struct kt_kyber_state);
 } kyber_state SEC(".maps");
 
+/* Kyber's depth changes as they happen (kt_kyber_adjust). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, KT_KYBER_ADJUSTS_BYTES);
+} kyber_adjusts SEC(".maps");
+
 /* (disk, cgroup) -> per-cgroup statistics of KT_WATCH_CGROUPS devices.
  * Not preallocated: memory only for cgroups doing I/O there. Shared by the
  * CPUs (atomic adds), not per CPU: per-CPU memory is what dev_stats needs,
@@ -736,9 +742,14 @@ static __always_inline int on_kyber_latency(__u32 dev, const char *domain, const
 
 static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsigned int depth)
 {
-	struct kt_kyber_state *ks = kyber_of(dev);
+	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
+	struct kt_kyber_adjust ev = {};
+	struct kt_kyber_state *ks;
 	int dom;
 
+	if (!w)
+		return 0;
+	ks = bpf_map_lookup_elem(&kyber_state, &w->slot);
 	if (!ks)
 		return 0;
 	dom = domain_of(domain);
@@ -747,6 +758,11 @@ static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsign
 	ks->depth[dom] = depth;
 	ks->adjust_time_ns[dom] = bpf_ktime_get_ns();
 	ks->adjust_count[dom]++;
+	ev.time_ns = ks->adjust_time_ns[dom];
+	ev.slot = w->slot;
+	ev.op = dom;
+	ev.depth = depth;
+	bpf_ringbuf_output(&kyber_adjusts, &ev, sizeof(ev), 0);
 	return 0;
 }
 

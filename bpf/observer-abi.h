@@ -294,6 +294,22 @@ struct kt_kyber_state {
 	struct kt_kyber_latency latency[KT_OP_MAX][KT_KYBER_TYPES];
 };
 
+/* One change of Kyber's depth, in the kyber_adjusts ring buffer: what a
+ * grow pulse waits for (daemon/device-pulse.c), which must react within a
+ * millisecond or two, faster than any poll of kyber_state. */
+struct kt_kyber_adjust {
+	__u64 time_ns;
+	__u32 slot;
+	__u32 op;			/* KT_OP_READ / KT_OP_WRITE / ... */
+	__u32 depth;
+	__u32 pad;
+};
+
+/* The ring buffer's size: Kyber adjusts a domain at most every 100 ms, so
+ * a watched device adds at most tens a second; the daemon drains it as
+ * they come. */
+#define KT_KYBER_ADJUSTS_BYTES 16384
+
 /* Per-request bookkeeping, keyed by the request pointer. */
 enum kt_req_state {
 	KT_REQ_QUEUED = 1,	/* inserted (or requeued), waiting for issue */
@@ -406,6 +422,7 @@ _Static_assert(sizeof(struct kt_kyber_latency) == 24, "kt_kyber_latency layout c
 _Static_assert(sizeof(struct kt_kyber_state) == 16 + 32 + 32 + 4 * 2 * 24,
 	       "kt_kyber_state layout changed");
 _Static_assert(sizeof(struct kt_req) == 24, "kt_req layout changed");
+_Static_assert(sizeof(struct kt_kyber_adjust) == 24, "kt_kyber_adjust layout changed");
 _Static_assert(sizeof(struct kt_watch) == 8, "kt_watch layout changed");
 _Static_assert(sizeof(struct kt_cost) == 16, "kt_cost layout changed");
 _Static_assert(sizeof(struct kt_cg_key) == 16, "kt_cg_key layout changed");

@@ -5,6 +5,7 @@
 
 #include "blockdev.h"
 #include "controller.h"
+#include "ctl-pulse.h"
 #include "ctl-sched.h"
 #include "device.h"
 #include "measure.h"
@@ -53,6 +54,11 @@ struct device {
 	bool weights_only;		/* tuned for its weights alone, no goal of its own */
 	sd_event_source *settle;
 	uint64_t changes;
+	/* A grow pulse under way (device-pulse.c). */
+	struct pulse pulse;
+	uint32_t pulse_depth;		/* Kyber's write depth, as its changes come */
+	sd_event_source *pulse_timer;
+	struct kt_snapshot *pulse_mark;	/* the counters when the measurement began */
 };
 
 /* device.c, for device-sched.c and device-profile.c. */
@@ -66,6 +72,12 @@ bool device_apply(struct device *d, const struct ctl_sample *s, const struct ctl
 void device_refresh_scheduler(struct device *d);
 /* The next interval starts after the settle time: the one after a change is not clean. */
 void device_arm_settle(struct device *d);
+
+/* device-pulse.c: writes dec's first targets of its pulse and follows it
+ * to its end. -errno (nothing under way then). */
+int device_pulse_start(struct device *d, const struct ctl_decision *dec);
+bool device_pulse_active(const struct device *d);
+void device_pulse_stop(struct device *d);
 void device_set_state(struct device *d, enum ctl_state st, const char *reason);
 
 /* device-sched.c: the scheduler the device should be on now. */

@@ -164,7 +164,7 @@ bool device_apply(struct device *d, const struct ctl_sample *s, const struct ctl
 				 obs, dec->reason);
 		return false;
 	}
-	if (device_write_targets(d, &dec->targets) < 0)
+	if ((dec->pulse_write_ns ? device_pulse_start(d, dec) : device_write_targets(d, &dec->targets)) < 0)
 		return false;
 	log_dev_event_fields(LOG_LEVEL_INFO, d->dev.name, LOG_MESSAGE_TARGETS_CHANGED,
 			     change_fields(&fields, s, dec, &before, &dec->targets),
@@ -195,7 +195,7 @@ static void tune_step(struct device *d)
 
 	device_refresh_scheduler(d);
 	d->interval_ios = 0;
-	if (d->settle)
+	if (d->settle || device_pulse_active(d))
 		return;	/* a change is settling: this interval is not clean */
 	w = where_of(d);
 	if (measure_step(&d->ms, d->env.observer, &w) < 0) {
@@ -477,6 +477,7 @@ struct device *device_free(struct device *d)
 {
 	if (!d)
 		return NULL;
+	device_pulse_stop(d);
 	device_release(d);
 	measure_stop(&d->ms, d->env.observer);
 	sd_event_source_disable_unref(d->settle);

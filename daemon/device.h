@@ -56,6 +56,9 @@ int device_new(const struct device_env *env, const struct blockdev *bd, const st
 void device_release(struct device *d);
 /* device_release() if not done yet, unwatches, frees. */
 struct device *device_free(struct device *d);
+/* Kyber changed a domain's depth on the disk watched in observer slot
+ * `slot`: a grow pulse under way there takes its next step. */
+void device_pulse_on_adjust(struct device *d, unsigned slot, int op, uint32_t depth);
 /* One interval: measure, decide, apply, report. */
 void device_step(struct device *d);
 /* Is the disk still there, with the same dev_t and diskseq (a new disk

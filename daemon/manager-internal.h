@@ -15,6 +15,7 @@ struct manager {
 	sd_event *event;
 	sd_event_source *tick;		/* off while no device is tuned */
 	struct observer *observer;
+	sd_event_source *adjusts;	/* Kyber's depth changes (manager-adjusts.c) */
 	struct host_cpu_time host;	/* the host's CPU time at the last tick (or device start) */
 	struct cost_probe *cost;	/* NULL: scheduler costs not measured */
 	struct profiles profiles;	/* per-model starting points, read at start */
@@ -38,6 +39,11 @@ struct manager {
  * file); *ret (if not NULL) the device. -errno, with a sentence in error. */
 int manager_start_device(struct manager *m, const struct blockdev *bd, const struct goal *g,
 			 enum goal_source source, bool weights_only, struct device **ret, sd_bus_error *error);
+
+/* manager-adjusts.c: Kyber's depth changes to the devices (for their
+ * grow pulses). -errno, logged. */
+int manager_watch_adjusts(struct manager *m);
+void manager_unwatch_adjusts(struct manager *m);
 
 /* manager-weights.c. */
 /* Where the io controller is (at start): weights need it. */

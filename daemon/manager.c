@@ -257,6 +257,9 @@ int manager_new(struct manager **ret, sd_event *event, const struct manager_opti
 	if (r < 0)
 		goto fail;
 	log_debug("BPF observer attached via %s", observer_attach_to_string(observer_attach_mode(m->observer)));
+	r = manager_watch_adjusts(m);
+	if (r < 0)
+		goto fail;
 	r = cost_probe_new(&m->cost, why, sizeof(why));
 	if (r == -ENOMEM)
 		goto fail;
@@ -286,6 +289,7 @@ struct manager *manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->tick);
 	cost_probe_free(m->cost);
 	profiles_done(&m->profiles);
+	manager_unwatch_adjusts(m);
 	observer_free(m->observer);
 	sd_event_unref(m->event);
 	free(m->sysroot);

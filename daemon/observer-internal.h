@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The observer's state: shared by observer.c (its life, devices and
- * counters) and observer-cgroup.c (per-cgroup accounting), nothing else. */
+ * counters), observer-cgroup.c (per-cgroup accounting) and
+ * observer-adjusts.c (Kyber's depth changes), nothing else. */
 #pragma once
 
 #include <stdbool.h>
@@ -31,6 +32,10 @@ struct observer {
 	uint64_t detached_ns;	/* when tracking stopped; 0: nothing to drain */
 	bool *slot_cgroups;	/* KT_WATCH_CGROUPS set for the slot */
 	struct kt_sampling *slot_sampling;	/* as asked for; none while cgroups are on */
+	/* observer-adjusts.c: Kyber's depth changes as they come. */
+	struct ring_buffer *adjusts;
+	observer_adjust_fn adjust_fn;
+	void *adjust_userdata;
 };
 
 /* What observer_expire() took off the kernel's books, per op. */

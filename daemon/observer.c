@@ -229,6 +229,7 @@ struct observer *observer_free(struct observer *o)
 {
 	if (!o)
 		return NULL;
+	observer_adjusts_close(o);
 	for (size_t i = 0; i < ELEMENTSOF(o->track_links); i++)
 		bpf_link__destroy(o->track_links[i]);
 	for (size_t i = 0; i < ELEMENTSOF(o->waiter_links); i++)

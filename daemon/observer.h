@@ -104,6 +104,16 @@ struct observer_prog_stats {
 /* Fills up to n entries, returns how many programs are attached. */
 int observer_prog_stats(struct observer *o, struct observer_prog_stats *out, size_t n);
 
+/* Kyber's depth changes as they happen (kt_kyber_adjust), for a grow
+ * pulse (device-pulse.c). fn gets each with the device's slot. Returns an
+ * fd to poll for them (owned by the observer), or -errno; -EBUSY when
+ * open already. */
+typedef void (*observer_adjust_fn)(unsigned slot, int op, uint32_t depth, void *userdata);
+int observer_adjusts_open(struct observer *o, observer_adjust_fn fn, void *userdata);
+/* Hands every waiting change to fn. -errno. */
+int observer_adjusts_consume(struct observer *o);
+void observer_adjusts_close(struct observer *o);
+
 /* Entries in the per-request map (all devices); for leak checks. */
 /* 0 if this process may still use the observer's maps (a capability
  * check), -errno (-EPERM) if not. */
