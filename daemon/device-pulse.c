@@ -64,7 +64,7 @@ static void finish(struct device *d)
 	device_arm_settle(d);
 }
 
-static void write_write_target(struct device *d, uint64_t write_ns)
+static void write_pulse_target(struct device *d, uint64_t write_ns)
 {
 	struct kyber_targets t = { d->written.read_ns, write_ns };
 
@@ -92,10 +92,10 @@ static void step(struct device *d)
 		}
 		break;
 	case PULSE_WRITE:
-		write_write_target(d, w);
+		write_pulse_target(d, w);
 		break;
 	case PULSE_DONE:
-		write_write_target(d, w);
+		write_pulse_target(d, w);
 		log_dev_info(d->dev.name, "pulse done: write depth %u, write target %llu", d->pulse_depth,
 			     (unsigned long long)w);
 		finish(d);

@@ -127,6 +127,8 @@ void ctl_regime_device_fast_again(struct ctl_regime *r);
 uint64_t ctl_level_ns(int level);
 /* The lowest level whose target is at least ns. */
 int ctl_level_at_least(double ns);
+/* The level whose target is nearest ns (by ratio). */
+int ctl_level_nearest(double ns);
 void ctl_levels_forget(struct ctl_levels *l);
 /* The same, but for the open point's misses (ctl_levels_missed()). */
 void ctl_levels_forget_but_open_misses(struct ctl_levels *l);

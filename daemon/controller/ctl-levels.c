@@ -34,6 +34,15 @@ int ctl_level_at_least(double ns)
 	return (int)clampd(l, 0, CTL_LEVELS - 1);
 }
 
+int ctl_level_nearest(double ns)
+{
+	int l = ctl_level_at_least(ns);
+
+	if (l > 0 && (double)ctl_level_ns(l) / ns > ns / (double)ctl_level_ns(l - 1))
+		l--;
+	return l;
+}
+
 void ctl_levels_forget(struct ctl_levels *l)
 {
 	memset(l, 0, sizeof(*l));

@@ -20,6 +20,16 @@
  * CTL_PROBE_STEADY_MAX, and starts again at CTL_PROBE_STEADY after one
  * that holds: a level at its edge is tried a few times a minute at first,
  * then every few minutes, at a second's miss each time.
+ *
+ * While the goal is out of reach the probe is a grow pulse from depth 1
+ * (ctl-protect.c, pulse_probe()), timed by its own run of settled seconds
+ * within the aim: the run above counts misses of the goal, which these
+ * reads miss every second. It holds after CTL_PROBE_STEADY such seconds
+ * at the depth it reached and may then come again (the writes back at
+ * depth 1 after a disturbance); one that failed does not, in the regime.
+ * None comes in a regime in which the goal itself was met: out of reach
+ * is then a disturbance's doing, and what it does to reads says nothing
+ * of the regime.
  */
 #include <string.h>
 
@@ -96,5 +106,6 @@ bool ctl_probe_aim_due(struct ctl_probe *p)
 	if (p->aim_tried || p->goal_met || p->under_way || p->aim_steady < CTL_PROBE_STEADY)
 		return false;
 	p->aim_tried = true;
+	p->aim_steady = 0;	/* the pulse's own run starts */
 	return true;
 }

@@ -450,21 +450,19 @@ static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool s
 			struct ctl_decision *d, const char *m, const char *g)
 {
 	uint64_t p99 = s->write.total_p99_ns;
-	double hold_ns;
-	int hold;
+	double keep_ns;
+	int keep;
 
 	if (!c->infeasible || !settled || s->write.kyber_depth != 1 || !p99 ||
 	    !ctl_probe_aim_due(&c->probe))
 		return false;
-	/* If Kyber does not grow them: a level that keeps depth 1 (its P99
-	 * under 7/4 of the target), at depth 2's P99 if the rate doubles. */
-	hold_ns = (double)p99 / 2 / 0.77;
-	hold = ctl_level_at_least(hold_ns);
-	if ((double)ctl_level_ns(hold) > hold_ns)
-		hold--;
-	if (hold >= c->level)
+	keep_ns = (double)p99 / 2 / CTL_PULSE_KEEP_AT;
+	keep = ctl_level_at_least(keep_ns);
+	if ((double)ctl_level_ns(keep) > keep_ns)
+		keep--;
+	if (keep >= c->level)
 		return false;
-	ctl_set_level(c, hold, -1, d);
+	ctl_set_level(c, keep, -1, d);
 	d->pulse_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_GROW);
 	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_DRAIN);
 	d->pulse_drain_ns = p99;
@@ -546,14 +544,11 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	format_duration(m, sizeof(m), metric);
 	format_duration(g, sizeof(g), c->goal.read_ns);
 	if (c->probe.adopt) {
-		int near = ctl_level_at_least((double)cur->write_ns);
-
-		if (near > 0 && (double)ctl_level_ns(near) / (double)cur->write_ns >
-				(double)cur->write_ns / (double)ctl_level_ns(near - 1))
-			near--;
+		/* The pulse's hold, measured where the law could not: its
+		 * level is the one nearest it (within the rewrite tolerance,
+		 * so the hold stays written). */
 		c->probe.adopt = false;
-		c->level = near;
-		ctl_protect_targets(c, d);
+		c->level = ctl_level_nearest((double)cur->write_ns);
 	}
 	/* What the most throttling gives the reads, learned before the
 	 * verdict too, so that the aim is ready with it (ctl-aim.c). */

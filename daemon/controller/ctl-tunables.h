@@ -134,6 +134,10 @@
  * under the 5/4 at which Kyber grows a depth of 2 again. */
 #define CTL_PULSE_GROW 2.0
 #define CTL_PULSE_DRAIN 1.2
+/* If Kyber does not grow them, the pulse leaves a target at depth 1's P99
+ * / 2 / CTL_PULSE_KEEP_AT: under 7/4 of it, so depth 1 stays, and in bucket
+ * 3 for depth 2 should its rate double (Little's law halves the P99). */
+#define CTL_PULSE_KEEP_AT 0.77
 /* Intervals of the writes' P99 at one depth a hold is set by (their
  * highest): at 1 s intervals, flashsim's writes at one depth covered 13.6
  * to 27.3 ms in 7 s. Longer holds a depth's latency past a change of the
