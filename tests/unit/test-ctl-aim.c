@@ -103,12 +103,71 @@ static void test_aim_in_force(void **state)
 	assert_int_equal(c.goal.read_ns, 2 * MSEC);
 }
 
+/* Out of reach at depth 1, reads within the aim for CTL_PROBE_STEADY
+ * settled seconds: once, a grow pulse (its targets from the writes' P99,
+ * 13 ms here), then the hold the daemon measured is adopted as the level
+ * without a rewrite. A miss of the aim at depth 2 fails it: the law goes
+ * back up, and no pulse comes again in the regime. */
+static void test_pulse_once(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c;
+	struct ctl_decision d;
+	unsigned pulses = 0, i;
+	int level;
+
+	engaged_at_2ms(&c, &cur);
+	for (i = 0; i < 40 && !pulses; i++) {
+		at_depth(&c, &cur, 3 * MSEC, 1, &d);
+		pulses += d.pulse_write_ns != 0;
+	}
+	assert_int_equal(pulses, 1);
+	assert_true(i > CTL_PROBE_STEADY);
+	assert_true(d.write);
+	assert_int_equal(d.pulse_write_ns, ctl_clamp_target(13.0 * MSEC / CTL_PULSE_GROW));
+	assert_int_equal(d.pulse_drain_write_ns, ctl_clamp_target(13.0 * MSEC / CTL_PULSE_DRAIN));
+	assert_int_equal(d.pulse_drain_ns, 13 * MSEC);
+	assert_non_null(strstr(d.reason, "one more write in flight"));
+	/* The daemon measured 6.5 ms at depth 2 and wrote 7.65 ms. */
+	cur.write_ns = 7650 * USEC;
+	at_depth(&c, &cur, 3 * MSEC, 2, &d);
+	assert_false(d.write);
+	assert_in_range(ctl_level_ns(c.level), 7 * MSEC, 8300 * USEC);
+	level = c.level;
+	at_depth(&c, &cur, 4 * MSEC, 2, &d);
+	assert_true(c.level > level);
+	for (i = 0; i < 40; i++) {
+		at_depth(&c, &cur, 3 * MSEC, 1, &d);
+		assert_int_equal(d.pulse_write_ns, 0);
+	}
+}
+
+/* The goal was met in this regime: out of reach later is a disturbance's
+ * doing, and no pulse comes. */
+static void test_no_pulse_after_goal_met(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c;
+	struct ctl_decision d;
+
+	engaged_at_2ms(&c, &cur);
+	at_depth(&c, &cur, 1 * MSEC, 13, &d);
+	assert_true(d.goal_met);
+	for (unsigned i = 0; i < 40; i++) {
+		at_depth(&c, &cur, 3 * MSEC, 1, &d);
+		assert_int_equal(d.pulse_write_ns, 0);
+	}
+	assert_true(c.infeasible);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_aim_median),
 		cmocka_unit_test(test_aim_within),
 		cmocka_unit_test(test_aim_in_force),
+		cmocka_unit_test(test_pulse_once),
+		cmocka_unit_test(test_no_pulse_after_goal_met),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
