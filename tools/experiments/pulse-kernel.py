@@ -5,7 +5,7 @@ depth from 1 to 2 on the real kernel, as in the simulator?
 flashsim `flash`, fio R<rq>+W<wq>. Phases: writes cut to depth 1 (read
 target 25 us: congested; write target 1 s); then uncongested at depth 1
 (read target 100 ms); then either a single target at P99/2 ("single") or
-grow P99/2 until the depth changes, drain P99/1.2 for 2 P99 ("pulse").
+P99/2 until the depth changes and then P99/1.2 ("pulse").
 Prints Kyber's write depth (its kyber_adjust events, through a tracefs
 instance of its own) and the writes and reads (/sys/block/DEV/stat) per
 second. POLL_S: how often the pulse looks at the depth (default 10 ms).
