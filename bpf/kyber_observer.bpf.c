@@ -758,6 +758,9 @@ static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsign
 	ks->depth[dom] = depth;
 	ks->adjust_time_ns[dom] = bpf_ktime_get_ns();
 	ks->adjust_count[dom]++;
+	/* Only a pulse reads these, and it follows the writes. */
+	if (dom != KT_OP_WRITE)
+		return 0;
 	ev.time_ns = ks->adjust_time_ns[dom];
 	ev.slot = w->slot;
 	ev.op = dom;

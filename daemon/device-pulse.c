@@ -47,21 +47,22 @@ static uint64_t measured_p99(struct device *d)
 
 static int on_pulse_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
+static void finish(struct device *d)
+{
+	device_pulse_stop(d);
+	device_arm_settle(d);
+}
+
+/* Without its timer a pulse would never end, and tune_step() would wait
+ * on it for good: it ends here, and the next decision sets the targets. */
 static void arm(struct device *d)
 {
 	d->pulse_timer = sd_event_source_disable_unref(d->pulse_timer);
 	if (sd_event_add_time(d->env.event, &d->pulse_timer, CLOCK_MONOTONIC, phase_end_ns(d) / 1000, 100,
-			      on_pulse_timer, d) < 0)
-		log_dev_warning(d->dev.name, "failed to arm the pulse's timer");
-}
-
-static void finish(struct device *d)
-{
-	d->pulse.phase = PULSE_IDLE;
-	d->pulse_timer = sd_event_source_disable_unref(d->pulse_timer);
-	free(d->pulse_mark);
-	d->pulse_mark = NULL;
-	device_arm_settle(d);
+			      on_pulse_timer, d) < 0) {
+		log_dev_warning(d->dev.name, "failed to arm the pulse's timer: pulse ended");
+		finish(d);
+	}
 }
 
 static void write_pulse_target(struct device *d, uint64_t write_ns)

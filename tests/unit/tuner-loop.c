@@ -117,9 +117,9 @@ static uint64_t run_pulse(struct tuner_loop *l, struct ctl_sample *s, double *re
 		step = MIN(step, l->interval_ns - t);
 		run_part(l, step, s, reads, writes);
 		t += step;
+		/* Measuring: the part just run is the measurement. */
 		a = ctl_pulse_poll(&l->pulse, sim_kyber_depth(l->sim, KT_OP_WRITE), sim_now_ns(l->sim),
-				   l->pulse_measuring ? s->write.total_p99_ns : 0, &w);
-		l->pulse_measuring = a == PULSE_MEASURE;
+				   l->pulse.phase == PULSE_MEASURING ? s->write.total_p99_ns : 0, &w);
 		if (a == PULSE_WAIT || a == PULSE_MEASURE)
 			continue;
 		sim_set_targets(l->sim, l->d.targets.read_ns, w);

@@ -32,7 +32,6 @@ struct tuner_loop {
 	uint64_t interval_ns, settle_ns;
 	bool changed_last;
 	struct pulse pulse;		/* a decision's pulse under way (ctl-pulse.h) */
-	bool pulse_measuring;		/* its measurement started in the last part run */
 	unsigned changes;		/* target writes */
 	unsigned windows;
 	struct ctl_decision d;
