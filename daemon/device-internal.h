@@ -113,6 +113,9 @@ void device_share_free(struct device *d);
 /* device-operator.c: settings changed by someone else. */
 /* Someone else changed it: hands off until resumed (logged, state overridden). */
 void device_mark_overridden(struct device *d, const char *why);
+/* true: the operator changed the device (marked overridden now if not
+ * before); the caller writes nothing. */
+bool device_check_override(struct device *d);
 /* Record in the originals what kyber-tuned leaves on the device now, for
  * the next instance to compare (after every change it makes). */
 void device_note_left(struct device *d);

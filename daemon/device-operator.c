@@ -98,6 +98,22 @@ void device_mark_overridden(struct device *d, const char *why)
 		      why);
 }
 
+/* Someone else wrote the scheduler or a target since kyber-tuned did:
+ * hands off until resumed. Checked before every interval's decision and
+ * before each write of a pulse, which must not write over theirs. */
+bool device_check_override(struct device *d)
+{
+	char what[160], why[200];
+
+	if (d->overridden)
+		return true;
+	if (device_as_left(d, what, sizeof(what)))
+		return false;
+	snprintf(why, sizeof(why), "changed by someone else: %s", what);
+	device_mark_overridden(d, why);
+	return true;
+}
+
 void device_set_config_goal(struct device *d, const char *goal_text)
 {
 	snprintf(d->config_goal, sizeof(d->config_goal), "%s", goal_text ?: "");

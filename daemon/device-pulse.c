@@ -4,7 +4,9 @@
  * its first targets written at once, the next when Kyber changes the
  * writes' depth (the observer's ring buffer, through the manager) or when
  * a phase's time is up (a timer). The writes' P99 for the hold is measured
- * between two snapshots of the device's counters. No interval is judged
+ * between two snapshots of the device's counters. Before each write, the
+ * targets must still be the ones it wrote: an operator's change ends the
+ * pulse and the device is overridden. No interval is judged
  * while a pulse is under way (tune_step() waits), and the one after it
  * starts after the settle time, as after any change.
  */
@@ -65,14 +67,21 @@ static void arm(struct device *d)
 	}
 }
 
-static void write_pulse_target(struct device *d, uint64_t write_ns)
+/* false: the operator changed the device since the last write, and the
+ * pulse ends without writing over it (the device is overridden). */
+static bool write_pulse_target(struct device *d, uint64_t write_ns)
 {
 	struct kyber_targets t = { d->written.read_ns, write_ns };
 
+	if (device_check_override(d)) {
+		device_pulse_stop(d);
+		return false;
+	}
 	if (device_write_targets(d, &t) < 0)
 		log_dev_warning(d->dev.name, "failed to write the pulse's write target");
 	else
 		d->changes++;
+	return true;
 }
 
 /* The sequence's next step, now. */
@@ -93,10 +102,12 @@ static void step(struct device *d)
 		}
 		break;
 	case PULSE_WRITE:
-		write_pulse_target(d, w);
+		if (!write_pulse_target(d, w))
+			return;
 		break;
 	case PULSE_DONE:
-		write_pulse_target(d, w);
+		if (!write_pulse_target(d, w))
+			return;
 		log_dev_info(d->dev.name, "pulse done: write depth %u, write target %llu", d->pulse_depth,
 			     (unsigned long long)w);
 		finish(d);

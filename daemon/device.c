@@ -89,20 +89,6 @@ void device_refresh_scheduler(struct device *d)
 		memcpy(d->scheduler, si.current, sizeof(d->scheduler));
 }
 
-/* Someone else wrote the scheduler or a target: hands off until resumed. */
-static bool check_override(struct device *d)
-{
-	char what[160], why[200];
-
-	if (d->overridden)
-		return true;
-	if (device_as_left(d, what, sizeof(what)))
-		return false;
-	snprintf(why, sizeof(why), "changed by someone else: %s", what);
-	device_mark_overridden(d, why);
-	return true;
-}
-
 /* The journal fields of a target change: what was, what is, what was seen
  * and why (journalctl MESSAGE_ID=... -o verbose shows them). */
 struct change_fields {
@@ -208,7 +194,7 @@ static void tune_step(struct device *d)
 	for (unsigned op = 0; op < KT_OP_MAX; op++)
 		d->interval_ios += d->ms.iv->op[op].completed;
 	memset(&d->last, 0, sizeof(d->last));
-	if (!d->paused && !check_override(d)) {
+	if (!d->paused && !device_check_override(d)) {
 		ctl_sample_from_interval(d->ms.iv, &s);
 		if (d->sched.run == SCHED_RUN_KYBER) {
 			controller_decide(d->ctl, &s, &d->written, &d->last);

@@ -453,7 +453,7 @@ static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool s
 	double keep_ns;
 	int keep;
 
-	if (!c->infeasible || !settled || s->write.kyber_depth != 1 || !p99 ||
+	if (!c->infeasible || !settled || s->write.kyber_depth != 1 || !p99 || p99 > CTL_PULSE_P99_MAX_NS ||
 	    !ctl_probe_aim_due(&c->probe))
 		return false;
 	keep_ns = (double)p99 / 2 / CTL_PULSE_KEEP_AT;

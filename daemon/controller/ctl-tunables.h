@@ -138,6 +138,12 @@
  * / 2 / CTL_PULSE_KEEP_AT: under 7/4 of it, so depth 1 stays, and in bucket
  * 3 for depth 2 should its rate double (Little's law halves the P99). */
 #define CTL_PULSE_KEEP_AT 0.77
+/* No pulse where the writes' P99 at depth 1 is over this, in ns: the
+ * pulse drains for one such P99 and measures for another, and no interval
+ * is judged meanwhile; with its grow (up to a second) that stays within
+ * three 1-s intervals. The slowest writes of the simulator's matrix take
+ * 765 ms at depth 1 (qdlat and hiccup, W256), and the pulse doubles them. */
+#define CTL_PULSE_P99_MAX_NS 1000000000ULL
 /* Intervals of the writes' P99 at one depth a hold is set by (their
  * highest): at 1 s intervals, flashsim's writes at one depth covered 13.6
  * to 27.3 ms in 7 s. Longer holds a depth's latency past a change of the

@@ -160,6 +160,27 @@ static void test_no_pulse_after_goal_met(void **state)
 	assert_true(c.infeasible);
 }
 
+/* Writes whose P99 at depth 1 is over CTL_PULSE_P99_MAX_NS: a pulse would
+ * leave the law blind for seconds, and none comes; the same run at 13 ms
+ * pulses (test_pulse_once). */
+static void test_no_pulse_when_writes_slow(void **state)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c;
+	struct ctl_decision d;
+
+	engaged_at_2ms(&c, &cur);
+	/* A write target that holds such writes at depth 1 (over 7/4 of it
+	 * Kyber would grow them). */
+	c.level = ctl_level_at_least(0.8 * CTL_PULSE_P99_MAX_NS);
+	cur.write_ns = ctl_level_ns(c.level);
+	for (unsigned i = 0; i < 40; i++) {
+		writes_at(&c, &cur, 3 * MSEC, 2000, 1, CTL_PULSE_P99_MAX_NS + MSEC, &d);
+		assert_int_equal(d.pulse_write_ns, 0);
+	}
+	assert_true(c.infeasible);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_aim_in_force),
 		cmocka_unit_test(test_pulse_once),
 		cmocka_unit_test(test_no_pulse_after_goal_met),
+		cmocka_unit_test(test_no_pulse_when_writes_slow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
