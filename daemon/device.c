@@ -453,6 +453,7 @@ static void restore(struct device *d)
 
 void device_release(struct device *d)
 {
+	device_pulse_stop(d);	/* its next write would undo the restore */
 	/* Cgroup limits are put back whatever --no-rollback says: fixed,
 	 * they would hold the cgroups to a share of a moment past. */
 	device_share_free(d);
@@ -463,7 +464,6 @@ struct device *device_free(struct device *d)
 {
 	if (!d)
 		return NULL;
-	device_pulse_stop(d);
 	device_release(d);
 	measure_stop(&d->ms, d->env.observer);
 	sd_event_source_disable_unref(d->settle);
@@ -478,6 +478,11 @@ void device_set_goal(struct device *d, const struct goal *g, enum goal_source so
 
 	d->source = source;
 	d->goal = *g;
+	if (device_pulse_active(d)) {
+		/* The old goal's probe: its hold is no decision of the new one. */
+		device_pulse_stop(d);
+		device_arm_settle(d);
+	}
 	controller_init(d->ctl, g);
 	device_set_state(d, g->mode == GOAL_MODE_ADVISE ? CTL_ADVISE : CTL_LEARNING, "new goal");
 	log_dev_info(d->dev.name, "goal now %s", goal_format(g, goal, sizeof(goal)));
@@ -488,6 +493,7 @@ void device_set_goal(struct device *d, const struct goal *g, enum goal_source so
 void device_pause(struct device *d)
 {
 	d->paused = true;
+	device_pulse_stop(d);	/* paused: nothing more written */
 	device_share_stop(d);
 	device_set_state(d, CTL_PAUSED, "paused by request");
 }
@@ -533,6 +539,7 @@ int device_reset(struct device *d)
 	int r;
 
 	d->overridden = false;
+	device_pulse_stop(d);	/* its next write would undo the restore */
 	device_share_stop(d);
 	r = kyber_sysfs_restore(d->env.o->sysroot, d->dev.name, &d->original);
 	device_refresh_scheduler(d);
