@@ -2,9 +2,10 @@
 /*
  * A grow pulse, the sequence of write targets that takes Kyber's write
  * depth from 1 to 2 (ctl-protect.c, pulse_probe(), has why). Pure: the
- * caller (tests/unit/tuner-loop.c in the simulator; the daemon has none yet)
- * polls it every PULSE_POLL_NS with Kyber's write depth and the clock, and
- * writes what it says.
+ * caller (tests/unit/tuner-loop.c in the simulator, daemon/device-pulse.c
+ * on the device) polls it with Kyber's write depth and the clock, and
+ * writes what it says. The simulator polls every PULSE_POLL_NS; the daemon
+ * on each of Kyber's depth changes and at each phase's end.
  *
  *   grow     the decision's pulse target, until Kyber changes the depth
  *            (or PULSE_GROW_MAX_NS: then the decision's own targets);
