@@ -67,7 +67,8 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-protect.c \
 	daemon/controller/ctl-metric.c daemon/controller/ctl-regime.c \
 	daemon/controller/ctl-levels.c daemon/controller/ctl-interference.c \
 	daemon/controller/ctl-host.c daemon/controller/ctl-spike.c daemon/controller/ctl-probe.c \
-	daemon/controller/ctl-aim.c daemon/controller/ctl-scatter.c daemon/controller/ctl-pulse.c
+	daemon/controller/ctl-aim.c daemon/controller/ctl-scatter.c daemon/controller/ctl-pulse.c \
+	daemon/controller/ctl-grow.c
 # daemon/: the pipeline (snapshot -> interval -> controller input -> report),
 # pure, then the modules that touch the system.
 PIPELINE_SRCS := daemon/interval.c daemon/host-cpu.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
@@ -90,7 +91,7 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-ctl-disturb test-ctl-aim test-ctl-scatter test-ctl-pulse \
+	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-ctl-disturb test-ctl-aim test-ctl-step test-ctl-scatter test-ctl-pulse \
 	test-controller test-ctl-sched test-conf test-state test-tunectl-format test-uevent test-metrics \
 	test-ksym-ranges test-profile test-share test-cgroup-parse test-tunectl-weights test-host-cpu
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
@@ -230,6 +231,9 @@ $(BUILD)/tests/test-ctl-disturb: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-ctl-aim: tests/unit/test-ctl-aim.c tests/unit/law-samples.h \
 	$(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-ctl-aim: TEST_LIBS := -lsystemd
+$(BUILD)/tests/test-ctl-step: tests/unit/test-ctl-step.c tests/unit/law-samples.h \
+	$(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-ctl-step: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-ctl-scatter: tests/unit/test-ctl-scatter.c tests/unit/law-samples.h \
 	$(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-ctl-scatter: TEST_LIBS := -lsystemd

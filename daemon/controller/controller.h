@@ -18,6 +18,7 @@
  *   struct ctl_scatter       ctl-scatter.c       the writes' P99 scatter at Kyber's depth for them
  *   the rest of struct controller   controller.c the law: open or protecting;
  *                                    ctl-protect.c the level in force while protecting
+ *                                    ctl-grow.c    its pulses (one more write depth)
  * and ctl-targets.c computes the targets themselves (pure functions).
  */
 #pragma once

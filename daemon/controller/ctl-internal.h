@@ -54,6 +54,16 @@ void ctl_engage(struct controller *c, const struct ctl_sample *s, uint64_t metri
 void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
 		 uint64_t metric, struct ctl_decision *d);
 
+/* ctl-grow.c: the law's pulses. Each says so in d and returns true when
+ * it starts one. Out of reach at depth 1 and steady within the aim: a
+ * pulse to depth 2. */
+bool ctl_grow_pulse(struct controller *c, const struct ctl_sample *s, bool settled, struct ctl_decision *d,
+		    const char *m, const char *g);
+/* Reads well under the goal with the law at the open point's edge: a
+ * pulse one of Kyber's steps deeper. */
+bool ctl_step_pulse(struct controller *c, const struct ctl_sample *s, bool settled, struct ctl_decision *d,
+		    const char *m, const char *g);
+
 /* ctl-targets.c: the targets the law writes. Pure functions. */
 /* Into [KYBER_TARGET_MIN_NS, KYBER_TARGET_MAX_NS]. */
 uint64_t ctl_clamp_target(double ns);

@@ -22,7 +22,7 @@
  * then every few minutes, at a second's miss each time.
  *
  * While the goal is out of reach the probe is a grow pulse from depth 1
- * (ctl-protect.c, pulse_probe()), timed by its own run of settled seconds
+ * (ctl-grow.c, ctl_grow_pulse()), timed by its own run of settled seconds
  * within the aim: the run above counts misses of the goal, which these
  * reads miss every second. It holds after CTL_PROBE_STEADY such seconds
  * at the depth it reached and may then come again (the writes back at

@@ -410,7 +410,7 @@ static void on_slack(struct controller *c, const struct ctl_sample *s, uint64_t 
 	}
 	if (pull_up(c, s, d, m, g))
 		return;
-	if (!relax(c, s, metric, cur, d, m, g, "well under", true))
+	if (!relax(c, s, metric, cur, d, m, g, "well under", true) && !ctl_step_pulse(c, s, settled, d, m, g))
 		ctl_say(d, "read P%g %s well under goal %s; less write throttling missed it lately: holding",
 			c->goal.read_pct, m, g);
 }
@@ -427,50 +427,6 @@ static bool probe(struct controller *c, const struct ctl_sample *s, uint64_t met
 	if (!relax(c, s, metric, cur, d, m, g, "steady within", false))
 		return false;
 	ctl_probe_started(&c->probe, s->write.total_p99_ns);
-	return true;
-}
-
-/*
- * Out of reach, with the writes at depth 1 and reads within the aim
- * (ctl-aim.c): one more write in flight may cost the reads nothing, and
- * no single target gives it. Kyber grows a depth of 1 only on a P99 over
- * 7/4 of the target, and then the queue built at depth 1 drains at that
- * P99 for a while, so a target low enough to grow the writes grows them
- * again, past 2 (qdlat R256+W256: to 4, reads 12% slower). A pulse does
- * it (ctl-pulse.h): a grow target until Kyber changes the depth, a drain
- * target the draining queue stays under 5/4 of, and a hold measured at
- * the new depth, which the next decision adopts as its level. After a
- * steady run within the aim; as a probe, a miss of the aim fails it and
- * the law goes back up. One that held may come again, as the writes are
- * back at depth 1 after a disturbance; one that failed does not, in this
- * regime. Never in a regime where the goal itself was met: out of reach
- * then is a disturbance's doing.
- */
-static bool pulse_probe(struct controller *c, const struct ctl_sample *s, bool settled,
-			struct ctl_decision *d, const char *m, const char *g)
-{
-	uint64_t p99 = s->write.total_p99_ns;
-	double keep_ns;
-	int keep;
-
-	if (!c->infeasible || !settled || s->write.kyber_depth != 1 || !p99 || p99 > CTL_PULSE_P99_MAX_NS ||
-	    !ctl_probe_aim_due(&c->probe))
-		return false;
-	keep_ns = (double)p99 / 2 / CTL_PULSE_KEEP_AT;
-	keep = ctl_level_at_least(keep_ns);
-	if ((double)ctl_level_ns(keep) > keep_ns)
-		keep--;
-	if (keep >= c->level)
-		return false;
-	ctl_set_level(c, keep, -1, d);
-	d->pulse_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_GROW);
-	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_DRAIN);
-	d->pulse_drain_ns = p99;
-	ctl_probe_started(&c->probe, p99);
-	c->probe.adopt = true;
-	ctl_say(d, "read P%g %s steady within goal %s at write depth 1: one more write in flight (write target "
-		"%.3gms until Kyber grows them, %.3gms while their queue drains, then one that holds them)",
-		c->goal.read_pct, m, g, (double)d->pulse_write_ns / 1e6, (double)d->pulse_drain_write_ns / 1e6);
 	return true;
 }
 
@@ -590,7 +546,7 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 			probed = probe(c, s, metric, settled, cur, d, m, g);
 		}
 		if (!probed)
-			probed = pulse_probe(c, s, settled, d, m, g);
+			probed = ctl_grow_pulse(c, s, settled, d, m, g);
 		if (!probed)
 			ctl_say(d, "read P%g %s within goal %s (write target %.3gms)", c->goal.read_pct, m, g,
 				(double)ctl_level_ns(c->level) / 1e6);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A grow pulse, the sequence of write targets that takes Kyber's write
- * depth from 1 to 2 (ctl-protect.c, pulse_probe(), has why). Pure: the
+ * A pulse, the sequence of write targets that takes Kyber's write depth
+ * one step deeper, from 1 to 2 or from deeper (ctl-grow.c has why and
+ * when). Pure: the
  * caller (tests/unit/tuner-loop.c in the simulator, daemon/device-pulse.c
  * on the device) polls it with Kyber's write depth and the clock, and
  * writes what it says. The simulator polls every PULSE_POLL_NS; the daemon
@@ -9,7 +10,7 @@
  *
  *   grow     the decision's pulse target, until Kyber changes the depth
  *            (or PULSE_GROW_MAX_NS: then the decision's own targets);
- *   drain    the drain target, while the queue built at depth 1 drains
+ *   drain    the drain target, while the queue built at the old depth drains
  *            (one P99 of it);
  *   measure  the same target for as long again, the writes' P99 at the
  *            new depth measured meanwhile; then that P99 / PULSE_HOLD_AT,

@@ -126,7 +126,7 @@
  * reads are at risk, noise over the grow edge lets writes grow and reads
  * miss. */
 #define CTL_HOLD_MIDDLE 0.8
-/* A grow pulse (ctl-protect.c, pulse_probe(); ctl-pulse.h runs it). Its
+/* A grow pulse (ctl-grow.c, ctl_grow_pulse(); ctl-pulse.h runs it). Its
  * first target puts the writes' P99 at depth 1 at CTL_PULSE_GROW x it,
  * over the 7/4 at which Kyber doubles a depth of 1, with room for the
  * P99's noise. The drain target puts that P99 at CTL_PULSE_DRAIN x it:
@@ -134,6 +134,18 @@
  * under the 5/4 at which Kyber grows a depth of 2 again. */
 #define CTL_PULSE_GROW 2.0
 #define CTL_PULSE_DRAIN 1.2
+/* A step pulse from depth 2 or more (ctl-grow.c, ctl_step_pulse()): the
+ * drain target puts the writes' P99 before it at this x the target, in
+ * bucket 3 (3/4 to 1), where Kyber neither grows the new depth further
+ * (from 4 it grows in bucket 4) nor cuts it but on a congested window. */
+#define CTL_STEP_DRAIN 0.9
+/* No step pulse for writes already at this x their free-running rate: a
+ * deeper depth gains them at most the rest, and near that rate it is flat
+ * in the depth, so is their latency, and a grown depth drifts on in its
+ * noise (tlc model R16+W16, depth 6 at 89% of it: a pulse to 7 went on
+ * to 27, reads 1.4x over the goal). No static setting gives them much more
+ * either. */
+#define CTL_STEP_WORTH 0.85
 /* If Kyber does not grow them, the pulse leaves a target at depth 1's P99
  * / 2 / CTL_PULSE_KEEP_AT: under 7/4 of it, so depth 1 stays, and in bucket
  * 3 for depth 2 should its rate double (Little's law halves the P99). */
