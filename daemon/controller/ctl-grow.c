@@ -9,6 +9,35 @@
 #include "ctl-internal.h"
 
 /*
+ * How far over its target a domain's P99 must be for Kyber to grow it by
+ * at least one request: it grows a domain with a P99 in bucket b >= 4 of
+ * its target to depth x (b + 1)/4, truncated (from 1 only in bucket 7,
+ * from 2 and 3 in bucket 5, from 4 up in bucket 4). The middle of that
+ * bucket, clear of the P99's noise on both sides; bucket 7 has no top,
+ * and CTL_PULSE_GROW stands in for its middle.
+ */
+static double step_grow_over(uint32_t depth)
+{
+	unsigned b = 4;
+
+	while (b < 7 && depth * (b + 1) / 4 < depth + 1)
+		b++;
+	return b == 7 ? CTL_PULSE_GROW : (b + 0.5) / 4;
+}
+
+/* A pulse one of Kyber's steps deeper from `depth`, the writes' P99 there
+ * at p99 (ctl-pulse.h runs it); a probe, whose hold the next decision
+ * adopts as its level. */
+static void start_pulse(struct controller *c, struct ctl_decision *d, uint32_t depth, uint64_t p99)
+{
+	d->pulse_write_ns = ctl_clamp_target((double)p99 / step_grow_over(depth));
+	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / (depth == 1 ? CTL_PULSE_DRAIN : CTL_STEP_DRAIN));
+	d->pulse_drain_ns = p99;
+	ctl_probe_started(&c->probe, p99);
+	c->probe.adopt = true;
+}
+
+/*
  * Out of reach, with the writes at depth 1 and reads within the aim
  * (ctl-aim.c): one more write in flight may cost the reads nothing, and
  * no single target gives it. Kyber grows a depth of 1 only on a P99 over
@@ -41,32 +70,11 @@ bool ctl_grow_pulse(struct controller *c, const struct ctl_sample *s, bool settl
 	if (keep >= c->level)
 		return false;
 	ctl_set_level(c, keep, -1, d);
-	d->pulse_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_GROW);
-	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / CTL_PULSE_DRAIN);
-	d->pulse_drain_ns = p99;
-	ctl_probe_started(&c->probe, p99);
-	c->probe.adopt = true;
+	start_pulse(c, d, 1, p99);
 	ctl_say(d, "read P%g %s steady within goal %s at write depth 1: one more write in flight (write target "
 		"%.3gms until Kyber grows them, %.3gms while their queue drains, then one that holds them)",
 		c->goal.read_pct, m, g, (double)d->pulse_write_ns / 1e6, (double)d->pulse_drain_write_ns / 1e6);
 	return true;
-}
-
-/*
- * How far over its target a domain's P99 must be for Kyber to grow it by
- * at least one request: it grows a domain with a P99 in bucket b >= 4 of
- * its target to depth x (b + 1)/4, truncated (from 1 only in bucket 7,
- * from 2 and 3 in bucket 5, from 4 up in bucket 4). The middle of that
- * bucket, clear of the P99's noise on both sides; bucket 7 has no top,
- * and CTL_PULSE_GROW stands in for its middle.
- */
-static double step_grow_over(uint32_t depth)
-{
-	unsigned b = 4;
-
-	while (b < 7 && depth * (b + 1) / 4 < depth + 1)
-		b++;
-	return b == 7 ? CTL_PULSE_GROW : (b + 0.5) / 4;
 }
 
 /*
@@ -95,12 +103,7 @@ bool ctl_step_pulse(struct controller *c, const struct ctl_sample *s, bool settl
 	    s->write.iops >= CTL_STEP_WORTH * c->regime.w_free_iops ||
 	    !ctl_probe_due(&c->probe, c->spike.steady))
 		return false;
-	ctl_protect_targets(c, d);
-	d->pulse_write_ns = ctl_clamp_target((double)p99 / step_grow_over(depth));
-	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / (depth == 1 ? CTL_PULSE_DRAIN : CTL_STEP_DRAIN));
-	d->pulse_drain_ns = p99;
-	ctl_probe_started(&c->probe, p99);
-	c->probe.adopt = true;
+	start_pulse(c, d, depth, p99);
 	ctl_say(d, "read P%g %s well under goal %s, and less throttling lets the writes run free: one step "
 		"deeper (write target %.3gms until Kyber grows them from depth %u, %.3gms while their queue drains, "
 		"then one that holds them)", c->goal.read_pct, m, g, (double)d->pulse_write_ns / 1e6, depth,
