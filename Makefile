@@ -101,7 +101,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles bench-weights clean lint fuzz man install uninstall deb
+.PHONY: all deps promtool check unit-test tuner-matrix tuner-matrix-noisy kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles bench-weights clean lint fuzz man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -293,6 +293,12 @@ tuner-matrix: $(MATRIX_BIN)
 		grep -v '^\[' $(BUILD)/tests/matrix-$$d.log; \
 		[ "$$(cat $(BUILD)/tests/matrix-$$d.rc)" = 0 ] || { echo "tuner matrix: $$d failed" >&2; rc=1; }; \
 	done; exit $$rc
+
+# The matrix's noisy-host device alone: the law's open fault (issue 11,
+# docs/tuner.md), out of `make check` until the law passes it.
+tuner-matrix-noisy: $(MATRIX_BIN)
+	@$(MATRIX_BIN) noisy > $(BUILD)/tests/matrix-noisy.log 2>&1; rc=$$?; \
+		grep -v '^\[' $(BUILD)/tests/matrix-noisy.log; exit $$rc
 
 # libFuzzer harnesses (clang, ASan/UBSan), each run for FUZZ_SECONDS on a
 # copy of its seed corpus tests/fuzz/corpus/NAME (NAME: the fuzzer without

@@ -162,20 +162,35 @@ static const char *const grade_names[] = {
 #define HICCUP_NS (1 * MSEC)
 #define HICCUPS_PER_MIN 4
 
+/*
+ * A noisier host, run on its own (make tuner-matrix-noisy) and not in
+ * make check, because the law fails it today (docs/tuner.md, the root-fs
+ * loop's reads by write depth). Short hiccups, NOISY_HICCUPS_PER_MIN a
+ * minute, fall in about half the seconds and can put that second's read
+ * P99 over the goal at any write depth, as the root-fs loop's one-second
+ * tails were at write depths 1-8 alike (tools/experiments/depth-sweep.py).
+ * A law that takes each such second for the writes' doing cuts them for
+ * nothing; the windows the hiccups fall in are not judged, the writes are.
+ */
+#define NOISY_HICCUP_NS (150 * USEC)
+#define NOISY_HICCUPS_PER_MIN 20
+
 struct matrix_device {
 	const char *name;
 	enum sim_profile profile;
 	uint64_t hiccup_ns;
 	unsigned hiccups_per_min;
+	bool named_only;	/* run only when named on the command line */
 };
 
 static const struct matrix_device matrix_devices[] = {
-	{ "flash", SIM_FLASH, 0, 0 },
-	{ "optane", SIM_OPTANE, 0, 0 },
-	{ "tlc", SIM_TLC, 0, 0 },
-	{ "gc", SIM_GC, 0, 0 },
-	{ "qdlat", SIM_QDLAT, 0, 0 },
-	{ "hiccup", SIM_QDLAT, HICCUP_NS, HICCUPS_PER_MIN },
+	{ "flash", SIM_FLASH, 0, 0, false },
+	{ "optane", SIM_OPTANE, 0, 0, false },
+	{ "tlc", SIM_TLC, 0, 0, false },
+	{ "gc", SIM_GC, 0, 0, false },
+	{ "qdlat", SIM_QDLAT, 0, 0, false },
+	{ "hiccup", SIM_QDLAT, HICCUP_NS, HICCUPS_PER_MIN, false },
+	{ "noisy", SIM_QDLAT, NOISY_HICCUP_NS, NOISY_HICCUPS_PER_MIN, true },
 };
 #define N_DEVICES ELEMENTSOF(matrix_devices)
 
@@ -588,7 +603,7 @@ int main(int argc, char *argv[])
 		      "met", "P99", "wIOPS", "chg", "state", "verdict");
 	for (size_t i = 0; i < N_DEVICES; i++) {
 		const char *name = matrix_devices[i].name;
-		bool listed = argc < 2;
+		bool listed = argc < 2 && !matrix_devices[i].named_only;
 
 		for (int a = 1; a < argc; a++)
 			listed |= strcmp(argv[a], name) == 0;
