@@ -165,12 +165,15 @@ static const char *const grade_names[] = {
 /*
  * A noisier host, run on its own (make tuner-matrix-noisy) and not in
  * make check, because the law fails it today (docs/tuner.md, the root-fs
- * loop's reads by write depth). Short hiccups, NOISY_HICCUPS_PER_MIN a
- * minute, fall in about half the seconds and can put that second's read
- * P99 over the goal at any write depth, as the root-fs loop's one-second
- * tails were at write depths 1-8 alike (tools/experiments/depth-sweep.py).
- * A law that takes each such second for the writes' doing cuts them for
- * nothing; the windows the hiccups fall in are not judged, the writes are.
+ * loop's reads by write depth). Its hiccups are milder and more frequent
+ * than hiccup's: NOISY_HICCUP_NS a request moves a second's read P99 by a
+ * few hundred us, about as far over a goal as the root-fs loop's seconds
+ * went (387-537 us against 370-399 us), and NOISY_HICCUPS_PER_MIN of them
+ * fall in about half the seconds. Such a second can miss the goal at any
+ * write depth, as the root-fs loop's did at depths 1-8 alike
+ * (tools/experiments/depth-sweep.py). A law that takes each one for the
+ * writes' doing cuts them for nothing; the windows the hiccups fall in
+ * are not judged, the writes are.
  */
 #define NOISY_HICCUP_NS (150 * USEC)
 #define NOISY_HICCUPS_PER_MIN 20
