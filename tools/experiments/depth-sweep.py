@@ -6,14 +6,14 @@ rounds; per run, fio's read P99 over the run, the median and 90th
 percentile of its per-second read P99s (the seconds a goal is judged on),
 and the write and read IOPS.
 Usage: depth-sweep.py DEVICE DEPTHS [ROUNDS] (e.g. rootfs 1,4,16,64,256 2).
-DEVICE: a flashsim profile (flash, tlc, gc, ...), or shm or rootfs for a
-loop device over a file in /dev/shm or on the root fs."""
+DEVICE: rootfs, shm or flashsim[:PROFILE], as for bench.trace_tuned."""
 import os
 import statistics
 import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from tests.lib import fio, testdev  # noqa: E402
+from bench.trace_tuned import open_device  # noqa: E402
+from tests.lib import fio  # noqa: E402
 
 RAMP_S = 2
 RUN_S = 12
@@ -28,8 +28,11 @@ except ValueError:
     sys.exit(f"Invalid DEPTHS or ROUNDS: {' '.join(sys.argv[2:])}\n\n{__doc__}")
 if not depths or min(depths) < 1 or rounds < 1:
     sys.exit(f"DEPTHS must be positive integers and ROUNDS at least 1\n\n{__doc__}")
-device = {"shm": testdev.shm, "rootfs": testdev.rootfs}.get(kind)
-with (device() if device else testdev.flashsim(kind)) as dev, tempfile.TemporaryDirectory() as tmp:
+try:
+    device = open_device(kind)
+except ValueError as e:
+    sys.exit(f"{e}\n\n{__doc__}")
+with device as dev, tempfile.TemporaryDirectory() as tmp:
     for r in range(rounds):
         for depth in depths:
             prefix = os.path.join(tmp, f"r{depth}-{r}")
