@@ -101,7 +101,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps promtool check unit-test tuner-matrix tuner-matrix-noisy kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles bench-weights clean lint fuzz man install uninstall deb
+.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles bench-weights clean lint fuzz man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -251,7 +251,7 @@ $(BUILD)/tests/test-ctl-sched: TEST_LIBS := -lsystemd
 # UBSan (under ASan it would take a quarter of an hour), one process per
 # device model, two at a time; each one's table is printed when it is done.
 MATRIX_BIN := $(BUILD)/tests/test-tuner-matrix
-MATRIX_DEVICES := flash optane tlc gc qdlat hiccup
+MATRIX_DEVICES := flash optane tlc gc qdlat hiccup noisy
 $(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tuner-loop.h \
 	$(SIM_HDRS) $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
@@ -293,11 +293,6 @@ tuner-matrix: $(MATRIX_BIN)
 		grep -v '^\[' $(BUILD)/tests/matrix-$$d.log; \
 		[ "$$(cat $(BUILD)/tests/matrix-$$d.rc)" = 0 ] || { echo "tuner matrix: $$d failed" >&2; rc=1; }; \
 	done; exit $$rc
-
-# The matrix's noisy-host device alone: the law's open fault (issue 11,
-# docs/tuner.md), out of `make check` until the law passes it.
-tuner-matrix-noisy:
-	@$(MAKE) --no-print-directory tuner-matrix MATRIX_DEVICES=noisy
 
 # libFuzzer harnesses (clang, ASan/UBSan), each run for FUZZ_SECONDS on a
 # copy of its seed corpus tests/fuzz/corpus/NAME (NAME: the fuzzer without

@@ -10,6 +10,19 @@
 #include "error.h"
 #include "tuner-loop.h"
 
+/* Whether the windows host hiccups fall in are judged (tuner_loop_judge_hiccups()). */
+static bool hiccups_judged;
+
+void tuner_loop_judge_hiccups(bool judged)
+{
+	hiccups_judged = judged;
+}
+
+static bool unjudged(const struct sim *sim, uint64_t from)
+{
+	return !hiccups_judged && sim_hiccup_ns(sim, from, sim_now_ns(sim)) > 0;
+}
+
 struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_text,
 				  unsigned read_qd, unsigned write_qd)
 {
@@ -158,7 +171,7 @@ void tuner_loop_step(struct tuner_loop *l)
 		run_part(l, l->interval_ns - l->settle_ns, &s, &reads, &writes);
 	} else
 		run_part(l, l->interval_ns, &s, &reads, &writes);
-	l->hiccup = sim_hiccup_ns(l->sim, from, sim_now_ns(l->sim)) > 0;
+	l->hiccup = unjudged(l->sim, from);
 	memcpy(input, s.read_hist, sizeof(input));
 	s.read_hist = input;
 	l->s = s;
@@ -227,7 +240,7 @@ void static_point(const struct sim_params *p, bool kyber, uint64_t read_ns, uint
 		assert_int_equal(sim_run(sim, SEC, &s), 0);
 		out->write_iops += s.write.iops / measure_s;
 		out->read_iops += s.read.iops / measure_s;
-		if (sim_hiccup_ns(sim, from, sim_now_ns(sim)))
+		if (unjudged(sim, from))
 			continue;
 		hist_merge(all, s.read_hist);
 		if (hist_count(s.read_hist))

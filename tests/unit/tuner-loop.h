@@ -44,6 +44,11 @@ struct tuner_loop {
 	bool trace;			/* KT_TEST_TRACE set: one line per step */
 };
 
+/* Whether the windows a host hiccup falls in are judged (false, the
+ * default: left out, in struct tuner_loop's hiccup and static_point(),
+ * where hiccups miss a goal at any setting). Set before a run. */
+void tuner_loop_judge_hiccups(bool judged);
+
 /* A fresh plant with the controller with goal_text, on Kyber with default
  * targets (or on none under scheduler=auto). Fails the test on any error. */
 struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_text,
