@@ -328,6 +328,11 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		ctl_say(d, "read P%g %s over goal right after a spike that let Kyber grow the writes (depth %u, "
 			"%u before it): holding a second more while Kyber cuts them back", g->read_pct, m,
 			s->write.kyber_depth, c->spike.depth);
+	} else if (spike && c->spike.held == CTL_SPIKE_AFTER_STEP) {
+		d->state = c->last_state;
+		ctl_say(d, "read P%g %s far over goal right after a step to less write throttling from a steady "
+			"run: holding a second (a spike passes; a step that lets the writes hurt reads misses "
+			"again)", g->read_pct, m);
 	} else if (spike) {
 		d->state = c->last_state;
 		ctl_say(d, "read P%g %s far over goal after %u or more seconds within it at these targets: "

@@ -105,6 +105,7 @@ enum ctl_spike_hold {
 	CTL_SPIKE_NONE,			/* the last interval's miss, if any, was acted on */
 	CTL_SPIKE_HELD,			/* ... held as a possible spike */
 	CTL_SPIKE_AFTERMATH,		/* ... held as the second after one, Kyber's writes grown in it */
+	CTL_SPIKE_AFTER_STEP,		/* ... held as a possible spike right after a probe or pulse */
 };
 
 struct ctl_spike {
@@ -112,6 +113,8 @@ struct ctl_spike {
 	enum ctl_spike_hold held;
 	uint32_t depth;			/* Kyber's write depth in the steady run (0: unknown) */
 	uint64_t write_p99_ns;		/* the writes' P99 then */
+	bool stepped;			/* a probe or pulse stepped from a steady run: the next
+					 * interval's far miss is held */
 };
 
 /* While the goal is out of reach: the best reads the most throttling gave

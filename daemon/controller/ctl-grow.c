@@ -34,6 +34,7 @@ static void start_pulse(struct controller *c, struct ctl_decision *d, uint32_t d
 	d->pulse_drain_write_ns = ctl_clamp_target((double)p99 / (depth == 1 ? CTL_PULSE_DRAIN : CTL_STEP_DRAIN));
 	d->pulse_drain_ns = p99;
 	ctl_probe_started(&c->probe, p99);
+	ctl_spike_stepped(&c->spike);
 	c->probe.adopt = true;
 }
 

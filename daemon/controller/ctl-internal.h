@@ -202,6 +202,9 @@ bool ctl_host_update(struct ctl_host *h, double steal);
 void ctl_spike_forget(struct ctl_spike *k);
 /* The targets changed: the run of seconds without a miss starts again. */
 void ctl_spike_moved(struct ctl_spike *k);
+/* The targets changed by one step less throttling from a steady run (a
+ * probe, a pulse): the next interval's far miss is held as a spike. */
+void ctl_spike_stepped(struct ctl_spike *k);
 /* Once per interval with a read metric (settled: the targets in force for
  * a whole interval), Kyber's write depth and the writes' P99. True when
  * this interval's miss is held as a possible spike, or as the second

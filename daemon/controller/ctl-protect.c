@@ -427,6 +427,7 @@ static bool probe(struct controller *c, const struct ctl_sample *s, uint64_t met
 	if (!relax(c, s, metric, cur, d, m, g, "steady within", false))
 		return false;
 	ctl_probe_started(&c->probe, s->write.total_p99_ns);
+	ctl_spike_stepped(&c->spike);
 	return true;
 }
 

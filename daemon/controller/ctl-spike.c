@@ -20,6 +20,16 @@
  * stall is over: a slow device, a GC storm, keeps them slow), is the
  * spike's too and held once more; a third miss in a row is acted on.
  *
+ * A probe or a pulse (one step less throttling, ctl-probe.c, ctl-grow.c)
+ * starts from such a steady run, and the first interval after it has its
+ * far miss held the same way, once (no aftermath: the writes grow there
+ * by design). One step raises the reads' tail by about a third at most,
+ * so a miss of half again is more likely a spike than the step's doing;
+ * a step that does hurt the reads misses again and goes back a second
+ * later. Acted on at once, such a spike failed the step and kept the
+ * writes at depth 1 for the probe's doubled wait (hiccup R256+W256: 266
+ * writes a second where a static setting with reads as good runs 500).
+ *
  * A near miss is the noise of a level at its edge, judged on the level's
  * record (ctl-levels.c, rare misses), not here.
  */
@@ -37,11 +47,18 @@ void ctl_spike_moved(struct ctl_spike *k)
 	k->steady = 0;
 }
 
+void ctl_spike_stepped(struct ctl_spike *k)
+{
+	k->stepped = true;
+	k->depth = 0;	/* the writes grow by the step's design: no aftermath */
+}
+
 bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric, bool settled,
 		      uint32_t write_depth, uint64_t write_p99_ns)
 {
-	bool far = (double)metric > CTL_CLEAR_MISS * (double)g->read_ns;
+	bool far = (double)metric > CTL_CLEAR_MISS * (double)g->read_ns, stepped = k->stepped;
 
+	k->stepped = false;
 	if (metric <= g->read_ns) {
 		k->held = CTL_SPIKE_NONE;
 		if (settled) {
@@ -59,12 +76,12 @@ bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric
 	/* The run of seconds without a miss starts again after any miss, a
 	 * held one included: at most one second in CTL_SPIKE_STEADY + 1 is
 	 * held, and a spike that comes back sooner is treated as a miss. */
-	if (k->held != CTL_SPIKE_NONE || !far || !settled || k->steady < CTL_SPIKE_STEADY) {
+	if (k->held != CTL_SPIKE_NONE || !far || !(stepped || (settled && k->steady >= CTL_SPIKE_STEADY))) {
 		k->held = CTL_SPIKE_NONE;
 		k->steady = 0;
 		return false;
 	}
-	k->held = CTL_SPIKE_HELD;
+	k->held = stepped ? CTL_SPIKE_AFTER_STEP : CTL_SPIKE_HELD;
 	k->steady = 0;
 	return true;
 }

@@ -556,6 +556,51 @@ static void test_probe_from_within_goal(void **state)
 	}
 }
 
+/*
+ * A far miss right after the probe's step is held a second, as a spike
+ * after a steady run is (ctl-spike.c): reads within the goal again, the
+ * probe goes on at its level; a second far miss goes back, a second later
+ * than without the hold, and fails the probe.
+ */
+static void test_far_miss_after_probe_held(void **state)
+{
+	struct kyber_targets cur, before, probed;
+	struct controller c, again;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+
+	seeded_at_40ms(&c, &cur);
+	before = cur;
+	for (unsigned i = 0; i < CTL_PROBE_STEADY + 2 && cur.write_ns == before.write_ns; i++) {
+		held_sample(&s, h, 1700 * USEC);
+		decide(&c, &s, &cur, &d);
+	}
+	assert_true(c.probe.under_way);
+	probed = cur;
+	again = c;
+	held_sample(&s, h, 4 * MSEC);
+	decide(&c, &s, &cur, &d);
+	assert_false(d.write);
+	assert_non_null(strstr(d.reason, "right after a step"));
+	held_sample(&s, h, 1700 * USEC);
+	decide(&c, &s, &cur, &d);
+	assert_false(d.write);
+	assert_true(c.probe.under_way);
+	assert_true(cur.write_ns == probed.write_ns);
+
+	cur = probed;
+	held_sample(&s, h, 4 * MSEC);
+	decide(&again, &s, &cur, &d);
+	assert_false(d.write);
+	held_sample(&s, h, 4 * MSEC);
+	decide(&again, &s, &cur, &d);
+	assert_true(d.write);
+	assert_true(cur.write_ns >= before.write_ns);
+	assert_non_null(strstr(d.reason, "after a probe"));
+	assert_int_equal(again.probe.wait, 2 * CTL_PROBE_STEADY);
+}
+
 /* Kyber grows the writes past the probed level's hold, at their free
  * rate: the level is left as after any drift, and the probe has failed
  * (the next one waits twice as long), not held by the move. */
@@ -611,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_o8_needs_free_baseline),
 		cmocka_unit_test(test_miss_after_step_goes_back),
 		cmocka_unit_test(test_probe_from_within_goal),
+		cmocka_unit_test(test_far_miss_after_probe_held),
 		cmocka_unit_test(test_drift_fails_probe),
 	};
 
