@@ -509,6 +509,26 @@ static void test_miss_after_step_goes_back(void **state)
 	assert_true(cur.write_ns == stepped_from.write_ns);
 }
 
+/* Seeded at 40 ms (before: its targets), then reads steady within the
+ * goal (1.7 ms against 2 ms) until the probe steps down, at most
+ * CTL_PROBE_STEADY + 2 intervals: how many it took. */
+static unsigned probed_at_40ms(struct controller *c, struct kyber_targets *cur, struct kyber_targets *before)
+{
+	struct ctl_decision d;
+	struct ctl_sample s;
+	unsigned i;
+	hist_t h;
+
+	seeded_at_40ms(c, cur);
+	*before = *cur;
+	for (i = 0; i < CTL_PROBE_STEADY + 2 && cur->write_ns == before->write_ns; i++) {
+		held_sample(&s, h, 1700 * USEC);
+		decide(c, &s, cur, &d);
+	}
+	assert_non_null(strstr(d.reason, "steady within"));
+	return i;
+}
+
 /*
  * Reads within the goal but short of slack for a steady run: a probe of
  * less throttling. A miss right after it goes back, the interval after
@@ -524,15 +544,8 @@ static void test_probe_from_within_goal(void **state)
 	unsigned i;
 	hist_t h;
 
-	seeded_at_40ms(&c, &cur);
-	before = cur;
-	for (i = 0; i < CTL_PROBE_STEADY + 2 && cur.write_ns == before.write_ns; i++) {
-		held_sample(&s, h, 1700 * USEC);
-		decide(&c, &s, &cur, &d);
-	}
+	assert_int_equal(probed_at_40ms(&c, &cur, &before), CTL_PROBE_STEADY + 1);
 	assert_true(cur.write_ns < before.write_ns);
-	assert_int_equal(i, CTL_PROBE_STEADY + 1);
-	assert_non_null(strstr(d.reason, "steady within"));
 	/* Kyber grew the writes, and reads miss: back, a level that holds
 	 * the writes' P99 of before the probe at least. */
 	held_sample(&s, h, 2500 * USEC);
@@ -570,12 +583,7 @@ static void test_far_miss_after_probe_held(void **state)
 	struct ctl_sample s;
 	hist_t h;
 
-	seeded_at_40ms(&c, &cur);
-	before = cur;
-	for (unsigned i = 0; i < CTL_PROBE_STEADY + 2 && cur.write_ns == before.write_ns; i++) {
-		held_sample(&s, h, 1700 * USEC);
-		decide(&c, &s, &cur, &d);
-	}
+	probed_at_40ms(&c, &cur, &before);
 	assert_true(c.probe.under_way);
 	probed = cur;
 	again = c;
@@ -612,12 +620,7 @@ static void test_drift_fails_probe(void **state)
 	struct ctl_sample s;
 	hist_t h;
 
-	seeded_at_40ms(&c, &cur);
-	before = cur;
-	for (unsigned i = 0; i < CTL_PROBE_STEADY + 2 && cur.write_ns == before.write_ns; i++) {
-		held_sample(&s, h, 1700 * USEC);
-		decide(&c, &s, &cur, &d);
-	}
+	probed_at_40ms(&c, &cur, &before);
 	assert_true(cur.write_ns < before.write_ns);
 	assert_true(c.probe.under_way);
 	for (unsigned i = 0; i < 2; i++) {
