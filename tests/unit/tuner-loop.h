@@ -39,8 +39,8 @@ struct tuner_loop {
 	hist_t window;			/* reads of the whole last interval */
 	uint64_t metric;		/* the goal's percentile over `window`; 0: no reads */
 	double write_iops, read_iops;	/* over the whole last interval */
-	bool hiccup;			/* a host hiccup fell in the last interval: its reads' misses
-					 * are the host's, no setting avoids them, so it is not judged */
+	bool hiccup;			/* a host hiccup fell in the last interval, whose window is
+					 * then not judged (unless tuner_loop_judge_hiccups()) */
 	bool trace;			/* KT_TEST_TRACE set: one line per step */
 };
 
