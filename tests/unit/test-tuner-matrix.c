@@ -168,13 +168,13 @@ static const char *const grade_names[] = {
  * NOISY_HICCUP_NS a request moves a second's read P99 by a few hundred
  * us, about as far over a goal as the root-fs loop's seconds went (387-537
  * us against 370-399 us), and NOISY_HICCUPS_PER_MIN of them fall in about
- * half the seconds. Such a second can miss the goal at any write depth, as
- * the root-fs loop's did at depths 1-8 alike
+ * half the seconds. At a tight goal such a second misses at any write
+ * depth, as the root-fs loop's did at depths 1-8 alike
  * (tools/experiments/depth-sweep.py): a law that takes each one for the
- * writes' doing cuts them for nothing. Unlike hiccup's, these windows are
- * judged, the oracle's as the tuner's. Mild hiccups miss a goal at some
- * depths and not at others (R4+W64 at a fifth of none's P99: 721-826 us
- * at write depth 3, 904-983 us at 8, against 859 us), so they are part of
+ * writes' doing cuts them for nothing. At others it misses at some depths
+ * and not at others (R4+W64 at a fifth of none's P99: 721-826 us at write
+ * depth 3, 904-983 us at 8, against 859 us). So unlike hiccup's, these
+ * windows are judged, the oracle's as the tuner's: they are part of
  * the device a setting is chosen for; left out, the oracle can be a depth
  * whose hiccup seconds all miss, which by the daemon's own test (the goal
  * in 95% of the seconds) does not meet the goal.
