@@ -46,7 +46,8 @@ static void static_run(enum sim_profile profile, bool kyber, uint64_t r, uint64_
 	sim_params_default(&p, profile);
 	p.seed = 7;
 	p.host_jitter_ns = LOOP_HOST_JITTER_NS;
-	static_point(&p, kyber, r, w, rqd, wqd, 99, 10, 10, &res);
+	static_point(&p, &(struct static_run){ .kyber = kyber, .read_ns = r, .write_ns = w, .read_qd = rqd,
+					      .write_qd = wqd, .pct = 99, .warm_s = 10, .measure_s = 10 }, &res);
 	*p99 = res.p99_ns;
 	*write_iops = res.write_iops;
 }

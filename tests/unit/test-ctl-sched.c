@@ -114,7 +114,8 @@ static void none_run(enum sim_profile profile, unsigned rqd, unsigned wqd, uint6
 	sim_params_default(&p, profile);
 	p.seed = 42;
 	p.host_jitter_ns = LOOP_HOST_JITTER_NS;
-	static_point(&p, false, 0, 0, rqd, wqd, 99, 5, 20, &res);
+	static_point(&p, &(struct static_run){ .read_qd = rqd, .write_qd = wqd, .pct = 99, .warm_s = 5,
+					      .measure_s = 20 }, &res);
 	*p99 = res.p99_ns;
 	*write_iops = res.write_iops;
 }

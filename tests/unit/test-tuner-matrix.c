@@ -187,7 +187,7 @@ struct matrix_device {
 	enum sim_profile profile;
 	uint64_t hiccup_ns;
 	unsigned hiccups_per_min;
-	bool hiccups_judged;	/* the windows they fall in count (tuner_loop_judge_hiccups()) */
+	bool hiccups_judged;	/* the windows they fall in count (struct static_run) */
 };
 
 static const struct matrix_device matrix_devices[] = {
@@ -237,7 +237,17 @@ static void sim_params_for(const struct matrix_device *dev, uint64_t seed, struc
 	p->host_jitter_ns = LOOP_HOST_JITTER_NS;
 	p->hiccup_ns = dev->hiccup_ns;
 	p->hiccups_per_min = dev->hiccups_per_min;
-	tuner_loop_judge_hiccups(dev->hiccups_judged);
+}
+
+/* The static run of one grid point (kyber false: scheduler none). */
+static struct static_run static_run_for(const struct matrix_device *dev, const struct workload *w, bool kyber,
+					uint64_t read_ns, uint64_t write_ns, unsigned warm_s, unsigned measure_s)
+{
+	return (struct static_run){
+		.kyber = kyber, .read_ns = read_ns, .write_ns = write_ns,
+		.read_qd = w->read_qd, .write_qd = w->write_qd, .pct = 99,
+		.warm_s = warm_s, .measure_s = measure_s, .judge_hiccups = dev->hiccups_judged,
+	};
 }
 
 static uint64_t goal_for(const struct device_data *dd, size_t wi, double fraction)
@@ -252,13 +262,16 @@ static void measure_device(struct device_data *dd, size_t wi)
 	const struct workload *w = &workloads[wi];
 	struct sim_params p;
 
+	struct static_run run = static_run_for(dd->dev, w, false, 0, 0, STATIC_WARM_S, STATIC_MEASURE_S);
+
 	sim_params_for(dd->dev, 7, &p);
-	static_point(&p, false, 0, 0, w->read_qd, w->write_qd, 99, STATIC_WARM_S, STATIC_MEASURE_S,
-		     &dd->none[wi]);
+	static_point(&p, &run, &dd->none[wi]);
 	for (size_t r = 0; r < N_READ; r++)
-		for (size_t k = 0; k < N_WRITE; k++)
-			static_point(&p, true, grid_read_ns[r], grid_write_ns[k], w->read_qd, w->write_qd, 99,
-				     STATIC_WARM_S, STATIC_MEASURE_S, &dd->grid[wi][r][k]);
+		for (size_t k = 0; k < N_WRITE; k++) {
+			run = static_run_for(dd->dev, w, true, grid_read_ns[r], grid_write_ns[k], STATIC_WARM_S,
+					     STATIC_MEASURE_S);
+			static_point(&p, &run, &dd->grid[wi][r][k]);
+		}
 }
 
 static void find_oracle(const struct device_data *dd, size_t wi, uint64_t goal_ns, struct oracle *o)
@@ -326,14 +339,14 @@ static double writes_at_reads(const struct device_data *dd, size_t wi, uint64_t 
 static unsigned oracle_cold_first_met(const struct device_data *dd, const struct workload *w,
 				      const struct oracle *o, uint64_t goal_ns)
 {
+	struct static_run run = static_run_for(dd->dev, w, true, o->read_ns, o->write_ns, 0, FLOOR_CONVERGE_S);
 	struct static_result cold;
 	struct sim_params p;
 
 	if (!o->feasible)
 		return 0;
 	sim_params_for(dd->dev, 42, &p);
-	static_point(&p, true, o->read_ns, o->write_ns, w->read_qd, w->write_qd, 99, 0, FLOOR_CONVERGE_S,
-		     &cold);
+	static_point(&p, &run, &cold);
 	for (unsigned i = 0; i < cold.windows; i++)
 		if (cold.window_ns[i] && cold.window_ns[i] <= goal_ns)
 			return i + 1;
@@ -342,13 +355,16 @@ static unsigned oracle_cold_first_met(const struct device_data *dd, const struct
 
 static struct tuner_loop *start(const struct device_data *dd, const struct workload *w, uint64_t goal_ns)
 {
+	struct tuner_loop *l;
 	struct sim_params p;
 	char goal[64];
 
 	sim_params_for(dd->dev, 42, &p);
 	/* The law against the best static Kyber setting: Kyber always. */
 	snprintf(goal, sizeof(goal), "read-p99=%lluus scheduler=kyber", (unsigned long long)(goal_ns / USEC));
-	return tuner_loop_new(&p, goal, w->read_qd, w->write_qd);
+	l = tuner_loop_new(&p, goal, w->read_qd, w->write_qd);
+	l->judge_hiccups = dd->dev->hiccups_judged;
+	return l;
 }
 
 static void run_tuned(const struct device_data *dd, const struct workload *w, uint64_t goal_ns,
@@ -360,9 +376,9 @@ static void run_tuned(const struct device_data *dd, const struct workload *w, ui
 	memset(v, 0, sizeof(*v));
 	for (unsigned t = 1; t <= RUN_S; t++) {
 		tuner_loop_step(l);
-		if (!l->hiccup && !v->first_met && tuner_loop_met(l))
+		if (l->judged && !v->first_met && tuner_loop_met(l))
 			v->first_met = t;
-		if (!l->hiccup && t > CONVERGE_S) {
+		if (l->judged && t > CONVERGE_S) {
 			v->late++;
 			v->late_met += tuner_loop_met(l);
 		}
@@ -372,7 +388,7 @@ static void run_tuned(const struct device_data *dd, const struct workload *w, ui
 			v->write_iops += l->write_iops / (RUN_S - JUDGE_FROM_S);
 			/* As static_point() judges the oracle: not the reads of
 			 * a window a host hiccup fell in. */
-			if (!l->hiccup)
+			if (l->judged)
 				hist_merge(judged, l->window);
 		}
 	}
@@ -514,7 +530,7 @@ static void shifts(struct device_data *dd)
 		sim_set_workload(l->sim, w->read_qd, w->write_qd);
 		for (unsigned t = 1; t <= PHASE_S; t++) {
 			tuner_loop_step(l);
-			if (l->hiccup)
+			if (!l->judged)
 				continue;
 			if (!first_met && tuner_loop_met(l))
 				first_met = t;
@@ -558,7 +574,7 @@ static void disturbance(struct device_data *dd, size_t wi, double fraction, enum
 			before += l->write_iops / 10;
 		if (t > end + RECOVER_S) {
 			after += l->write_iops / 10;
-			after_met += !l->hiccup && tuner_loop_met(l);
+			after_met += l->judged && tuner_loop_met(l);
 		}
 	}
 	grade(&v, after >= RECOVER_SHARE * before, after >= FLOOR_RECOVER_SHARE * before,

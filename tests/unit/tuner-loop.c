@@ -10,17 +10,9 @@
 #include "error.h"
 #include "tuner-loop.h"
 
-/* Whether the windows host hiccups fall in are judged (tuner_loop_judge_hiccups()). */
-static bool hiccups_judged;
-
-void tuner_loop_judge_hiccups(bool judged)
+static bool hiccup_since(const struct sim *sim, uint64_t from)
 {
-	hiccups_judged = judged;
-}
-
-static bool unjudged(const struct sim *sim, uint64_t from)
-{
-	return !hiccups_judged && sim_hiccup_ns(sim, from, sim_now_ns(sim)) > 0;
+	return sim_hiccup_ns(sim, from, sim_now_ns(sim)) > 0;
 }
 
 struct tuner_loop *tuner_loop_new(const struct sim_params *p, const char *goal_text,
@@ -171,7 +163,8 @@ void tuner_loop_step(struct tuner_loop *l)
 		run_part(l, l->interval_ns - l->settle_ns, &s, &reads, &writes);
 	} else
 		run_part(l, l->interval_ns, &s, &reads, &writes);
-	l->hiccup = unjudged(l->sim, from);
+	l->hiccup = hiccup_since(l->sim, from);
+	l->judged = !l->hiccup || l->judge_hiccups;
 	memcpy(input, s.read_hist, sizeof(input));
 	s.read_hist = input;
 	l->s = s;
@@ -217,38 +210,36 @@ bool tuner_loop_met(const struct tuner_loop *l)
 	return l->metric && l->metric <= l->ctl.goal.read_ns;
 }
 
-void static_point(const struct sim_params *p, bool kyber, uint64_t read_ns, uint64_t write_ns,
-		  unsigned read_qd, unsigned write_qd, double pct, unsigned warm_s,
-		  unsigned measure_s, struct static_result *out)
+void static_point(const struct sim_params *p, const struct static_run *run, struct static_result *out)
 {
 	struct ctl_sample s;
 	struct sim *sim;
 	hist_t all = {};
 
 	memset(out, 0, sizeof(*out));
-	assert_true(measure_s <= STATIC_WINDOWS_MAX);
+	assert_true(run->measure_s <= STATIC_WINDOWS_MAX);
 	assert_int_equal(sim_new(&sim, p), 0);
-	sim_set_kyber(sim, kyber);
-	if (kyber)
-		sim_set_targets(sim, read_ns, write_ns);
-	sim_set_workload(sim, read_qd, write_qd);
-	if (warm_s)
-		assert_int_equal(sim_run(sim, warm_s * SEC, NULL), 0);
-	for (unsigned i = 0; i < measure_s; i++) {
+	sim_set_kyber(sim, run->kyber);
+	if (run->kyber)
+		sim_set_targets(sim, run->read_ns, run->write_ns);
+	sim_set_workload(sim, run->read_qd, run->write_qd);
+	if (run->warm_s)
+		assert_int_equal(sim_run(sim, run->warm_s * SEC, NULL), 0);
+	for (unsigned i = 0; i < run->measure_s; i++) {
 		uint64_t from = sim_now_ns(sim);
 
 		assert_int_equal(sim_run(sim, SEC, &s), 0);
-		out->write_iops += s.write.iops / measure_s;
-		out->read_iops += s.read.iops / measure_s;
-		if (unjudged(sim, from))
+		out->write_iops += s.write.iops / run->measure_s;
+		out->read_iops += s.read.iops / run->measure_s;
+		if (!run->judge_hiccups && hiccup_since(sim, from))
 			continue;
 		hist_merge(all, s.read_hist);
 		if (hist_count(s.read_hist))
-			(void)hist_percentile(s.read_hist, pct, &out->window_ns[out->windows]);
+			(void)hist_percentile(s.read_hist, run->pct, &out->window_ns[out->windows]);
 		out->windows++;
 	}
 	if (hist_count(all))
-		(void)hist_percentile(all, pct, &out->p99_ns);
+		(void)hist_percentile(all, run->pct, &out->p99_ns);
 	sim_free(sim);
 }
 

@@ -39,15 +39,13 @@ struct tuner_loop {
 	hist_t window;			/* reads of the whole last interval */
 	uint64_t metric;		/* the goal's percentile over `window`; 0: no reads */
 	double write_iops, read_iops;	/* over the whole last interval */
-	bool hiccup;			/* a host hiccup fell in the last interval, whose window is
-					 * then not judged (unless tuner_loop_judge_hiccups()) */
+	bool judge_hiccups;		/* count the windows host hiccups fall in (default: no,
+					 * where they miss a goal at any setting); set before a run */
+	bool hiccup;			/* a host hiccup fell in the last interval */
+	bool judged;			/* the last interval's window counts: no hiccup fell in
+					 * it, or judge_hiccups */
 	bool trace;			/* KT_TEST_TRACE set: one line per step */
 };
-
-/* Whether the windows a host hiccup falls in are judged (false, the
- * default: left out, in struct tuner_loop's hiccup and static_point(),
- * where hiccups miss a goal at any setting). Set before a run. */
-void tuner_loop_judge_hiccups(bool judged);
 
 /* A fresh plant with the controller with goal_text, on Kyber with default
  * targets (or on none under scheduler=auto). Fails the test on any error. */
@@ -62,10 +60,19 @@ void tuner_loop_shift_within(struct tuner_loop *l, uint64_t at_ns, unsigned read
 /* Whether the last window met the goal (no reads: not judged, false). */
 bool tuner_loop_met(const struct tuner_loop *l);
 
-/* One static configuration in steady state, per one-second window; the
- * windows a host hiccup fell in are left out of the read figures (see
- * struct tuner_loop's hiccup). */
+/* One static configuration in steady state, per one-second window. */
 #define STATIC_WINDOWS_MAX 60
+struct static_run {
+	bool kyber;			/* Kyber at read_ns/write_ns; false: scheduler none */
+	uint64_t read_ns, write_ns;
+	unsigned read_qd, write_qd;
+	double pct;			/* the read percentile taken */
+	unsigned warm_s;		/* seconds of warm-up, not measured */
+	unsigned measure_s;		/* one-second windows measured, <= STATIC_WINDOWS_MAX */
+	bool judge_hiccups;		/* as struct tuner_loop's: else the reads of the
+					 * windows a host hiccup fell in are left out */
+};
+
 struct static_result {
 	uint64_t p99_ns;		/* percentile over the judged windows */
 	double write_iops, read_iops;	/* means over the measured windows */
@@ -73,13 +80,7 @@ struct static_result {
 	uint64_t window_ns[STATIC_WINDOWS_MAX];	/* the percentile per judged window; 0: no reads */
 };
 
-/*
- * Scheduler none (kyber false) or Kyber at fixed targets from a fresh
- * start: warm_s seconds of warm-up, then measure_s (<= STATIC_WINDOWS_MAX)
- * one-second windows; the read percentile pct of each.
- */
-void static_point(const struct sim_params *p, bool kyber, uint64_t read_ns, uint64_t write_ns,
-		  unsigned read_qd, unsigned write_qd, double pct, unsigned warm_s,
-		  unsigned measure_s, struct static_result *out);
+/* A static run from a fresh start: the read percentile of each judged window. */
+void static_point(const struct sim_params *p, const struct static_run *run, struct static_result *out);
 /* Windows of r at or under goal_ns. */
 unsigned static_windows_met(const struct static_result *r, uint64_t goal_ns);
