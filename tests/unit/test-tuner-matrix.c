@@ -172,8 +172,9 @@ static const char *const grade_names[] = {
  * depth, as the root-fs loop's did at depths 1-8 alike
  * (tools/experiments/depth-sweep.py): a law that takes each one for the
  * writes' doing cuts them for nothing. At others it misses at some depths
- * and not at others (R4+W64 at a fifth of none's P99: 721-826 us at write
- * depth 3, 904-983 us at 8, against 859 us). So unlike hiccup's, these
+ * and not at others (R4+W64 at a fifth of none's P99, 859 us, in the
+ * tuned run's trace: 564-878 us at write depth 3, one second in seven
+ * over; 904 us at 8). So unlike hiccup's, these
  * windows are judged, the oracle's as the tuner's: they are part of
  * the device a setting is chosen for; left out, the oracle can be a depth
  * whose hiccup seconds all miss, which by the daemon's own test (the goal
