@@ -252,7 +252,8 @@ $(BUILD)/tests/test-ctl-sched: TEST_LIBS := -lsystemd
 # device model, two at a time; each one's table is printed when it is done.
 MATRIX_BIN := $(BUILD)/tests/test-tuner-matrix
 MATRIX_DEVICES := flash optane tlc gc qdlat hiccup noisy
-$(MATRIX_BIN): tests/unit/test-tuner-matrix.c $(TUNER_LOOP_SRCS) tests/unit/tuner-loop.h \
+$(MATRIX_BIN): tests/unit/test-tuner-matrix.c tests/unit/tuner-matrix-oracle.c tests/unit/tuner-matrix.h \
+	$(TUNER_LOOP_SRCS) tests/unit/tuner-loop.h \
 	$(SIM_HDRS) $(HEADERS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) -O2 -g -fsanitize=undefined \

@@ -33,7 +33,8 @@
  * that make runs them in parallel. KT_MATRIX=DEVICE/WORKLOAD runs one cell;
  * KT_TEST_TRACE=1 prints every decision; KT_MATRIX_GRID=1 prints each
  * cell's static grid (read P99 and write IOPS per pair of targets), the
- * frontier an infeasible cell's writes are judged against.
+ * frontier an infeasible cell's writes are judged against. The bounds,
+ * the devices and the oracle are in tuner-matrix.h.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -45,64 +46,7 @@
 #include <cmocka.h>
 
 #include "macro.h"
-#include "tuner-loop.h"
-
-/* The acceptance bounds (issue 11). */
-#define CONVERGE_S 5			/* first window meeting the goal, s after start or a shift */
-#define MET_SHARE 0.95			/* windows meeting the goal after convergence */
-#define ORACLE_SHARE 0.90		/* tuned write IOPS / the oracle's */
-#define RECOVER_S 10			/* after a disturbance ends ... */
-#define RECOVER_SHARE 0.90		/* ... writes back to this share of their earlier rate */
-#define INFEASIBLE_READ_SLACK 1.15	/* infeasible: reads within this x the best static reads */
-/* Infeasible: writes at ORACLE_SHARE of the most a static setting runs with
- * reads as good as the tuner's, within one step of the latency histogram
- * (2.6-4.8% apart at these latencies): the best reachable setting is not
- * more throttling than reads gain from. */
-#define INFEASIBLE_SAME_READS 1.05
-#define STEADY_FROM_S 15		/* churn counted from here: convergence and a first probe done */
-#define STEADY_CHANGES_PER_MIN 6	/* target writes a minute in steady state */
-
-/* The floors (see above): what the tuner must never do worse than. */
-#define FLOOR_CONVERGE_S 15
-#define FLOOR_MET_SHARE 0.80
-#define FLOOR_ORACLE_SHARE 0.50
-#define FLOOR_RECOVER_SHARE 0.75
-#define FLOOR_INFEASIBLE_READ_SLACK 1.25
-/* The law keeps the most throttling on an infeasible goal: 25% of such a
- * static setting's writes on flash R16+W16 and R1+W16 at a fifth. */
-#define FLOOR_INFEASIBLE_WRITE_SHARE 0.20
-#define FLOOR_STEADY_CHANGES_PER_MIN 12
-#define RUN_S 60			/* tuned run */
-#define JUDGE_FROM_S 10			/* write IOPS judged from here (after convergence) */
-
-/* The oracle's grid: the study's range of read x write targets. Static
- * points run from a fresh Kyber start (depths at the caps), as a static
- * setting chosen by hand would. */
-static const uint64_t grid_read_ns[] = {
-	25 * USEC, 100 * USEC, 400 * USEC, 1600 * USEC, 6400 * USEC,
-};
-static const uint64_t grid_write_ns[] = {
-	200 * USEC, 400 * USEC, 800 * USEC, 1600 * USEC, 3200 * USEC, 6400 * USEC,
-	12800 * USEC, 25600 * USEC, 51200 * USEC, 102400 * USEC, 204800 * USEC, 409600 * USEC,
-};
-#define N_READ ELEMENTSOF(grid_read_ns)
-#define N_WRITE ELEMENTSOF(grid_write_ns)
-#define STATIC_WARM_S 5
-#define STATIC_MEASURE_S 15
-
-struct workload {
-	const char *name;
-	unsigned read_qd, write_qd;
-};
-
-static const struct workload workloads[] = {
-	{ "R1+W256", 1, 256 },
-	{ "R4+W64", 4, 64 },
-	{ "R16+W16", 16, 16 },
-	{ "R1+W16", 1, 16 },
-	{ "R256+W256", 256, 256 },
-};
-#define N_WORKLOADS ELEMENTSOF(workloads)
+#include "tuner-matrix.h"
 
 /* Goals relative to scheduler none's read P99 on the same cell: the
  * real-kernel benchmark's "half of none's", and a tighter one. */
@@ -124,15 +68,6 @@ static const unsigned shift_phases[] = { 0, SHIFT_WRITES_STOP, 0, 1, 3, 0 };	/* 
 #define DISTURB_AT_S 30
 #define DISTURB_S 20
 
-struct oracle {
-	bool feasible;
-	uint64_t read_ns, write_ns;	/* the best static setting meeting the goal */
-	struct static_result best;
-	uint64_t lowest_p99_ns;		/* the best reads any static setting gave */
-	double lowest_write_iops;	/* most writes among settings within INFEASIBLE_READ_SLACK of it */
-	double same_reads_write_iops;	/* most writes among settings with reads as good as the tuner's */
-};
-
 struct verdict {
 	unsigned first_met;		/* s; 0: never */
 	unsigned late, late_met;	/* windows after convergence, and meeting */
@@ -147,67 +82,6 @@ struct verdict {
 
 static const char *const grade_names[] = {
 	[GRADE_MET] = "ok", [GRADE_MISSED] = "MISSED: ", [GRADE_FAILED] = "FAIL: ",
-};
-
-/*
- * The devices: every media profile of the sim, and one whose host path
- * hiccups (kyber-sim.h): qdlat, a loop device over a file, with episodes
- * of 100-300 ms HICCUPS_PER_MIN times a minute in which each request's
- * host path takes an extra exponential time of mean HICCUP_NS. A second's
- * read P99 then misses a goal of a few ms, whatever the writes do (as the
- * reads' tail of a loop over /dev/shm spiked on a busy host); the windows
- * they fall in are not judged (struct tuner_loop), but what the tuner does
- * about them is: every write it throttles because of them counts.
- */
-#define HICCUP_NS (1 * MSEC)
-#define HICCUPS_PER_MIN 4
-
-/*
- * A noisier host, like the root-fs loop (docs/tuner.md, its reads by
- * write depth). Its hiccups are milder and more frequent than hiccup's:
- * NOISY_HICCUP_NS a request moves a second's read P99 by a few hundred
- * us, about as far over a goal as the root-fs loop's seconds went (387-537
- * us against 370-399 us), and NOISY_HICCUPS_PER_MIN of them fall in about
- * half the seconds. At a tight goal such a second misses at any write
- * depth, as the root-fs loop's did at depths 1-8 alike
- * (tools/experiments/depth-sweep.py): a law that takes each one for the
- * writes' doing cuts them for nothing. At others it misses at some depths
- * and not at others (R4+W64 at a fifth of none's P99, 859 us, in the
- * tuned run's trace: 564-878 us at write depth 3, one second in seven
- * over; 904 us at 8). So unlike hiccup's, these
- * windows are judged, the oracle's as the tuner's: they are part of
- * the device a setting is chosen for; left out, the oracle can be a depth
- * whose hiccup seconds all miss, which by the daemon's own test (the goal
- * in 95% of the seconds) does not meet the goal.
- */
-#define NOISY_HICCUP_NS (150 * USEC)
-#define NOISY_HICCUPS_PER_MIN 20
-
-struct matrix_device {
-	const char *name;
-	enum sim_profile profile;
-	uint64_t hiccup_ns;
-	unsigned hiccups_per_min;
-	bool hiccups_judged;	/* the windows they fall in count (struct static_run) */
-};
-
-static const struct matrix_device matrix_devices[] = {
-	{ "flash", SIM_FLASH, 0, 0, false },
-	{ "optane", SIM_OPTANE, 0, 0, false },
-	{ "tlc", SIM_TLC, 0, 0, false },
-	{ "gc", SIM_GC, 0, 0, false },
-	{ "qdlat", SIM_QDLAT, 0, 0, false },
-	{ "hiccup", SIM_QDLAT, HICCUP_NS, HICCUPS_PER_MIN, false },
-	{ "noisy", SIM_QDLAT, NOISY_HICCUP_NS, NOISY_HICCUPS_PER_MIN, true },
-};
-#define N_DEVICES ELEMENTSOF(matrix_devices)
-
-struct device_data {
-	const char *name;
-	const struct matrix_device *dev;
-	struct static_result none[N_WORKLOADS];
-	struct static_result grid[N_WORKLOADS][N_READ][N_WRITE];
-	unsigned cells, missed, failed;
 };
 
 /* KT_MATRIX=DEVICE[/WORKLOAD]: only that device, or that one cell. */
@@ -231,127 +105,9 @@ static bool whole_device(void)
 	return !f || !strchr(f, '/');
 }
 
-static void sim_params_for(const struct matrix_device *dev, uint64_t seed, struct sim_params *p)
-{
-	sim_params_default(p, dev->profile);
-	p->seed = seed;
-	p->host_jitter_ns = LOOP_HOST_JITTER_NS;
-	p->hiccup_ns = dev->hiccup_ns;
-	p->hiccups_per_min = dev->hiccups_per_min;
-}
-
-/* The static run of one grid point (kyber false: scheduler none). */
-static struct static_run static_run_for(const struct matrix_device *dev, const struct workload *w, bool kyber,
-					uint64_t read_ns, uint64_t write_ns, unsigned warm_s, unsigned measure_s)
-{
-	return (struct static_run){
-		.kyber = kyber, .read_ns = read_ns, .write_ns = write_ns,
-		.read_qd = w->read_qd, .write_qd = w->write_qd, .pct = 99,
-		.warm_s = warm_s, .measure_s = measure_s, .judge_hiccups = dev->hiccups_judged,
-	};
-}
-
 static uint64_t goal_for(const struct device_data *dd, size_t wi, double fraction)
 {
 	return (uint64_t)(fraction * dd->none[wi].p99_ns) / USEC * USEC;
-}
-
-/* Every static point of the grid and scheduler none on one device and
- * workload, from the same seed. */
-static void measure_device(struct device_data *dd, size_t wi)
-{
-	const struct workload *w = &workloads[wi];
-	struct sim_params p;
-
-	struct static_run run = static_run_for(dd->dev, w, false, 0, 0, STATIC_WARM_S, STATIC_MEASURE_S);
-
-	sim_params_for(dd->dev, 7, &p);
-	static_point(&p, &run, &dd->none[wi]);
-	for (size_t r = 0; r < N_READ; r++)
-		for (size_t k = 0; k < N_WRITE; k++) {
-			run = static_run_for(dd->dev, w, true, grid_read_ns[r], grid_write_ns[k], STATIC_WARM_S,
-					     STATIC_MEASURE_S);
-			static_point(&p, &run, &dd->grid[wi][r][k]);
-		}
-}
-
-static void find_oracle(const struct device_data *dd, size_t wi, uint64_t goal_ns, struct oracle *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->lowest_p99_ns = UINT64_MAX;
-	for (size_t r = 0; r < N_READ; r++)
-		for (size_t k = 0; k < N_WRITE; k++) {
-			const struct static_result *res = &dd->grid[wi][r][k];
-
-			o->lowest_p99_ns = MIN(o->lowest_p99_ns, res->p99_ns);
-			if (static_windows_met(res, goal_ns) < MET_SHARE * res->windows)
-				continue;
-			if (!o->feasible || res->write_iops > o->best.write_iops) {
-				o->feasible = true;
-				o->best = *res;
-				o->read_ns = grid_read_ns[r];
-				o->write_ns = grid_write_ns[k];
-			}
-		}
-	for (size_t r = 0; r < N_READ; r++)
-		for (size_t k = 0; k < N_WRITE; k++) {
-			const struct static_result *res = &dd->grid[wi][r][k];
-
-			if (res->p99_ns <= INFEASIBLE_READ_SLACK * o->lowest_p99_ns)
-				o->lowest_write_iops = MAX(o->lowest_write_iops, res->write_iops);
-		}
-}
-
-/* KT_MATRIX_GRID=1: every static point of a cell's grid, read P99 and
- * write IOPS, rows the read target, columns the write target. */
-static void print_grid(const struct device_data *dd, size_t wi)
-{
-	print_message("%s %s: none %.0fus %.0f writes; read P99 us / write IOPS, rows read target, "
-		      "columns write target\n", dd->name, workloads[wi].name, dd->none[wi].p99_ns / 1e3,
-		      dd->none[wi].write_iops);
-	for (size_t r = 0; r < N_READ; r++) {
-		print_message("%7.0fus", grid_read_ns[r] / 1e3);
-		for (size_t k = 0; k < N_WRITE; k++)
-			print_message(" %5.0f/%-6.0f", dd->grid[wi][r][k].p99_ns / 1e3,
-				      dd->grid[wi][r][k].write_iops);
-		print_message("\n");
-	}
-}
-
-/* The most writes a static setting ran with a read P99 as good as p99_ns
- * (INFEASIBLE_SAME_READS), 0: none. */
-static double writes_at_reads(const struct device_data *dd, size_t wi, uint64_t p99_ns)
-{
-	double most = 0;
-
-	for (size_t r = 0; r < N_READ; r++)
-		for (size_t k = 0; k < N_WRITE; k++) {
-			const struct static_result *res = &dd->grid[wi][r][k];
-
-			if (res->p99_ns <= INFEASIBLE_SAME_READS * p99_ns)
-				most = MAX(most, res->write_iops);
-		}
-	return most;
-}
-
-/* The oracle's setting from a cold start (fresh Kyber, no warm-up): the
- * first second it meets the goal in, 0: none in CONVERGE_FLOOR_S. How fast
- * Kyber itself can get there, for the reader of a slow first_met. */
-static unsigned oracle_cold_first_met(const struct device_data *dd, const struct workload *w,
-				      const struct oracle *o, uint64_t goal_ns)
-{
-	struct static_run run = static_run_for(dd->dev, w, true, o->read_ns, o->write_ns, 0, FLOOR_CONVERGE_S);
-	struct static_result cold;
-	struct sim_params p;
-
-	if (!o->feasible)
-		return 0;
-	sim_params_for(dd->dev, 42, &p);
-	static_point(&p, &run, &cold);
-	for (unsigned i = 0; i < cold.windows; i++)
-		if (cold.window_ns[i] && cold.window_ns[i] <= goal_ns)
-			return i + 1;
-	return 0;
 }
 
 static struct tuner_loop *start(const struct device_data *dd, const struct workload *w, uint64_t goal_ns)
