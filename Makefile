@@ -101,7 +101,7 @@ HEADERS := $(wildcard shared/*.h daemon/*.h daemon/controller/*.h tunectl/*.h bp
 SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(wildcard docs/man/*.scd))
 
-.PHONY: all deps promtool check unit-test tuner-matrix kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles bench-weights clean lint fuzz man install uninstall deb
+.PHONY: all deps promtool check unit-test tuner-matrix tuner-matrix-seeds kernel-test demo bench bench-full bench-observer bench-generalize bench-sched bench-profiles bench-weights clean lint fuzz man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(PROTO_H)
 
@@ -294,6 +294,26 @@ tuner-matrix: $(MATRIX_BIN)
 		grep -v '^\[' $(BUILD)/tests/matrix-$$d.log; \
 		[ "$$(cat $(BUILD)/tests/matrix-$$d.rc)" = 0 ] || { echo "tuner matrix: $$d failed" >&2; rc=1; }; \
 	done; exit $$rc
+
+# The matrix over several seeds of the tuned runs (KT_MATRIX_SEED; the
+# grid's stays): one seed is one realization of each device's noise, so a
+# change to the law is judged on all of them. Not part of make check (a
+# few minutes a seed); cells under the floors are listed, not fatal.
+MATRIX_SEEDS := 42 43 44 45 46
+tuner-matrix-seeds: $(MATRIX_BIN)
+	@for s in $(MATRIX_SEEDS); do \
+		printf '%s\n' $(MATRIX_DEVICES) | KT_MATRIX_SEED=$$s xargs -P 2 -I{} sh -c \
+			'$(MATRIX_BIN) {} > $(BUILD)/tests/matrix-seed'$$s'-{}.log 2>&1 || true'; \
+		for d in $(MATRIX_DEVICES); do grep -v '^\[' $(BUILD)/tests/matrix-seed$$s-$$d.log; done \
+			> $(BUILD)/tests/matrix-seed$$s.log; \
+		grep -h ' (seed ' $(BUILD)/tests/matrix-seed$$s.log; \
+		grep -h ' FAIL: ' $(BUILD)/tests/matrix-seed$$s.log || true; \
+	done
+	@echo "seed  ok  MISSED  under the floors  (all devices; tables in $(BUILD)/tests/matrix-seed*.log)"
+	@for s in $(MATRIX_SEEDS); do \
+		awk -v s=$$s '/ \(seed [0-9]+\): / { ok += $$6; missed += $$11; failed += $$15 } \
+			END { printf "%4s %4d %7d %17d\n", s, ok, missed, failed }' $(BUILD)/tests/matrix-seed$$s.log; \
+	done
 
 # libFuzzer harnesses (clang, ASan/UBSan), each run for FUZZ_SECONDS on a
 # copy of its seed corpus tests/fuzz/corpus/NAME (NAME: the fuzzer without

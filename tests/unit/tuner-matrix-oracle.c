@@ -7,10 +7,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "macro.h"
+#include "parse-util.h"
 #include "tuner-matrix.h"
 
 /* Each table is as long as tuner-matrix.h says (declared there with its
@@ -42,6 +44,18 @@ const struct matrix_device matrix_devices[] = {
 	{ "noisy", SIM_QDLAT, NOISY_HICCUP_NS, NOISY_HICCUPS_PER_MIN, true },
 };
 
+uint64_t tuned_seed(void)
+{
+	const char *e = getenv("KT_MATRIX_SEED");
+	uint64_t seed;
+
+	if (!e || !*e)
+		return TUNED_SEED_DEFAULT;
+	if (parse_u64_strict(e, false, &seed) < 0)
+		fail_msg("KT_MATRIX_SEED=%s: not a seed (a decimal number)", e);
+	return seed;
+}
+
 void sim_params_for(const struct matrix_device *dev, uint64_t seed, struct sim_params *p)
 {
 	sim_params_default(p, dev->profile);
@@ -67,7 +81,7 @@ void measure_device(struct device_data *dd, size_t wi)
 	struct static_run run = static_run_for(dd->dev, w, false, 0, 0, STATIC_WARM_S, STATIC_MEASURE_S);
 	struct sim_params p;
 
-	sim_params_for(dd->dev, 7, &p);
+	sim_params_for(dd->dev, STATIC_SEED, &p);
 	static_point(&p, &run, &dd->none[wi]);
 	for (size_t r = 0; r < N_READ; r++)
 		for (size_t k = 0; k < N_WRITE; k++) {
@@ -141,7 +155,7 @@ unsigned oracle_cold_first_met(const struct device_data *dd, const struct worklo
 
 	if (!o->feasible)
 		return 0;
-	sim_params_for(dd->dev, 42, &p);
+	sim_params_for(dd->dev, tuned_seed(), &p);
 	static_point(&p, &run, &cold);
 	for (unsigned i = 0; i < cold.windows; i++)
 		if (cold.window_ns[i] && cold.window_ns[i] <= goal_ns)

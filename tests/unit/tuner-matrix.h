@@ -51,6 +51,17 @@ extern const uint64_t grid_write_ns[N_WRITE];
 #define STATIC_WARM_S 5
 #define STATIC_MEASURE_S 15
 
+/* The simulator's seeds: the static grid's (the oracle's data), and the
+ * tuned runs' unless KT_MATRIX_SEED gives another. One seed is one
+ * realization of each device's noise, and a law shaped on it alone does
+ * worse on the next: laws are compared over several
+ * (make tuner-matrix-seeds). */
+#define STATIC_SEED 7
+#define TUNED_SEED_DEFAULT 42
+/* KT_MATRIX_SEED, or TUNED_SEED_DEFAULT; a value that is not a number
+ * fails the test, naming it. */
+uint64_t tuned_seed(void);
+
 struct workload {
 	const char *name;
 	unsigned read_qd, write_qd;
