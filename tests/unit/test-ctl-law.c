@@ -358,7 +358,7 @@ static void test_step_down_reaches_growth(void **state)
 static void test_forgive_when_device_faster(void **state)
 {
 	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
-	struct controller c, wobble, phase, fewer, more;
+	struct controller c, wobble, phase, fewer, more, after_cut, after_step;
 	struct ctl_decision d;
 	struct ctl_sample s;
 	hist_t h;
@@ -391,6 +391,21 @@ static void test_forgive_when_device_faster(void **state)
 	flat_sample(&s, h, 1700 * USEC, 9000, 6);
 	decide(&fewer, &s, &cur, &d);
 	assert_false(ctl_levels_unusable(&fewer.levels, below));
+	/* In the interval right after a cut too: a cut takes writes out of
+	 * the device and cannot make them faster. Right after a step down
+	 * the depth's change is the law's, and it says nothing yet. */
+	after_cut = c;
+	after_cut.since_write = 0;
+	after_cut.last_move = +1;
+	flat_sample(&s, h, 1700 * USEC, 9000, 6);
+	decide(&after_cut, &s, &cur, &d);
+	assert_false(ctl_levels_unusable(&after_cut.levels, below));
+	after_step = c;
+	after_step.since_write = 0;
+	after_step.last_move = -1;
+	flat_sample(&s, h, 1700 * USEC, 9000, 6);
+	decide(&after_step, &s, &cur, &d);
+	assert_true(ctl_levels_unusable(&after_step.levels, below));
 	c.regime.w_free_ns = 30.0 * MSEC;
 	c.regime.w_free_ns_usual = 13.0 * MSEC;
 	flat_sample(&s, h, 1700 * USEC, 9000, 13);
