@@ -298,22 +298,32 @@ tuner-matrix: $(MATRIX_BIN)
 # The matrix over several seeds of the tuned runs (KT_MATRIX_SEED; the
 # grid's stays): one seed is one realization of each device's noise, so a
 # change to the law is judged on all of them. Not part of make check (a
-# few minutes a seed); cells under the floors are listed, not fatal.
+# few minutes a seed). Cells under the floors are listed, not fatal; a
+# device that ends without its result line (a crash, a test error) fails
+# the target, so the totals never silently leave a device out.
 MATRIX_SEEDS := 42 43 44 45 46
 tuner-matrix-seeds: $(MATRIX_BIN)
-	@for s in $(MATRIX_SEEDS); do \
+	@rc=0; for s in $(MATRIX_SEEDS); do \
 		printf '%s\n' $(MATRIX_DEVICES) | KT_MATRIX_SEED=$$s xargs -P 2 -I{} sh -c \
-			'$(MATRIX_BIN) {} > $(BUILD)/tests/matrix-seed'$$s'-{}.log 2>&1 || true'; \
+			'$(MATRIX_BIN) {} > $(BUILD)/tests/matrix-seed'$$s'-{}.log 2>&1' || :; \
 		for d in $(MATRIX_DEVICES); do grep -v '^\[' $(BUILD)/tests/matrix-seed$$s-$$d.log; done \
 			> $(BUILD)/tests/matrix-seed$$s.log; \
 		grep -h ' (seed ' $(BUILD)/tests/matrix-seed$$s.log; \
-		grep -h ' FAIL: ' $(BUILD)/tests/matrix-seed$$s.log || true; \
-	done
-	@echo "seed  ok  MISSED  under the floors  (all devices; tables in $(BUILD)/tests/matrix-seed*.log)"
-	@for s in $(MATRIX_SEEDS); do \
-		awk -v s=$$s '/ \(seed [0-9]+\): / { ok += $$6; missed += $$11; failed += $$15 } \
-			END { printf "%4s %4d %7d %17d\n", s, ok, missed, failed }' $(BUILD)/tests/matrix-seed$$s.log; \
-	done
+		grep -h ' FAIL: ' $(BUILD)/tests/matrix-seed$$s.log || :; \
+		for d in $(MATRIX_DEVICES); do \
+			grep -q '^matrix-result ' $(BUILD)/tests/matrix-seed$$s-$$d.log && continue; \
+			echo "tuner matrix, seed $$s: $$d ended without a result (see $(BUILD)/tests/matrix-seed$$s-$$d.log)" >&2; \
+			rc=1; \
+		done; \
+	done; \
+	echo "seed  devices   ok  MISSED  under the floors  (tables in $(BUILD)/tests/matrix-seed*.log)"; \
+	for s in $(MATRIX_SEEDS); do \
+		awk -v s=$$s -v all=$(words $(MATRIX_DEVICES)) '/^matrix-result / { n++; \
+				for (i = 2; i <= NF; i++) { split($$i, kv, "="); v[kv[1]] += kv[2] } } \
+			END { printf "%4s %5d/%d %4d %7d %17d\n", s, n, all, v["ok"], v["missed"], v["under-floors"] }' \
+			$(BUILD)/tests/matrix-seed$$s.log; \
+	done; \
+	exit $$rc
 
 # libFuzzer harnesses (clang, ASan/UBSan), each run for FUZZ_SECONDS on a
 # copy of its seed corpus tests/fuzz/corpus/NAME (NAME: the fuzzer without

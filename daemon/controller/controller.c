@@ -64,6 +64,7 @@ void controller_relearn(struct controller *c)
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = 0;
 	c->prev_write_depth = 0;
+	c->cut_written = false;
 	c->prev_write_iops = 0;
 	c->prev_write_mean_ns = 0;
 	c->pull_ns = 0;
@@ -422,6 +423,7 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	c->prev_write_iops = s->write.iops;
 	c->prev_write_mean_ns = s->write.total_mean_ns;
 	c->since_write = d->write ? 0 : c->since_write + 1;
+	c->cut_written = d->cut && d->write;
 }
 
 void controller_seed(struct controller *c, uint64_t write_ns, double write_free_p99_ns, double write_free_iops)
@@ -459,6 +461,7 @@ bool controller_engage(struct controller *c, const struct ctl_sample *s, uint64_
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
 	ctl_engage(c, s, metric, d);
+	c->cut_written = true;
 	ctl_never_harmful(s, &d->targets);
 	d->write = true;
 	d->goal_known = true;

@@ -184,6 +184,7 @@ struct controller {
 	unsigned slack_streak;		/* settled intervals of slack in a row */
 	unsigned miss_streak;		/* settled intervals missing in a row */
 	unsigned since_write;		/* intervals since targets were last written */
+	bool cut_written;		/* that write was a cut (writes taken out of the device) */
 	uint32_t prev_write_depth;	/* Kyber's write depth one interval ago (0: unknown) */
 	double prev_write_iops;		/* the writes' rate one interval ago */
 	double prev_write_mean_ns;	/* and their mean latency (0: unknown) */
@@ -207,6 +208,7 @@ struct ctl_decision {
 	uint64_t pulse_drain_write_ns;
 	uint64_t pulse_drain_ns;
 	enum ctl_state state;
+	bool cut;			/* the law moved the writes a level up: fewer in the device */
 	bool goal_known, goal_met;
 	uint64_t metric_ns;		/* read total latency at the goal's percentile */
 	char reason[256];

@@ -22,6 +22,7 @@ void ctl_set_level(struct controller *c, int level, int move, struct ctl_decisio
 {
 	c->level = level;
 	c->last_move = move;
+	d->cut = move > 0;
 	c->pull_ns = 0;
 	c->frozen = move < 0;	/* a cut is frozen once reads are fine; a step down is */
 	ctl_probe_moved(&c->probe);
@@ -302,7 +303,7 @@ static void forgive(struct controller *c, const struct ctl_sample *s, bool settl
 	 * a GC storm ended (qdlat R1+W256 at a fifth of none's P99, matrix
 	 * seed 46: the free-running P99 of the storm stayed, and with it
 	 * the writes at 60% of their rate before it). */
-	bool fewer = (c->since_write >= 1 || c->last_move > 0) && s->write.kyber_depth &&
+	bool fewer = (c->since_write >= 1 || c->cut_written) && s->write.kyber_depth &&
 		     s->write.kyber_depth < c->prev_write_depth;
 
 	if (!(settled || fewer) || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops ||

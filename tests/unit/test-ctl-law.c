@@ -392,17 +392,26 @@ static void test_forgive_when_device_faster(void **state)
 	decide(&fewer, &s, &cur, &d);
 	assert_false(ctl_levels_unusable(&fewer.levels, below));
 	/* In the interval right after a cut too: a cut takes writes out of
-	 * the device and cannot make them faster. Right after a step down
-	 * the depth's change is the law's, and it says nothing yet. */
+	 * the device and cannot make them faster. Right after another write
+	 * (a step down, a pulse, a pull-up; the level's last move a cut or
+	 * not) the depth's change is the law's, and it says nothing yet. */
 	after_cut = c;
 	after_cut.since_write = 0;
-	after_cut.last_move = +1;
+	after_cut.cut_written = true;
 	flat_sample(&s, h, 1700 * USEC, 9000, 6);
 	decide(&after_cut, &s, &cur, &d);
 	assert_false(ctl_levels_unusable(&after_cut.levels, below));
 	after_step = c;
 	after_step.since_write = 0;
+	after_step.cut_written = false;
 	after_step.last_move = -1;
+	flat_sample(&s, h, 1700 * USEC, 9000, 6);
+	decide(&after_step, &s, &cur, &d);
+	assert_true(ctl_levels_unusable(&after_step.levels, below));
+	after_step = c;
+	after_step.since_write = 0;
+	after_step.cut_written = false;
+	after_step.last_move = +1;
 	flat_sample(&s, h, 1700 * USEC, 9000, 6);
 	decide(&after_step, &s, &cur, &d);
 	assert_true(ctl_levels_unusable(&after_step.levels, below));

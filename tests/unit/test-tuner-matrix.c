@@ -118,7 +118,7 @@ static struct tuner_loop *start(const struct device_data *dd, const struct workl
 	struct sim_params p;
 	char goal[64];
 
-	sim_params_for(dd->dev, tuned_seed(), &p);
+	sim_params_for(dd->dev, dd->seed, &p);
 	/* The law against the best static Kyber setting: Kyber always. */
 	snprintf(goal, sizeof(goal), "read-p99=%lluus scheduler=kyber", (unsigned long long)(goal_ns / USEC));
 	l = tuner_loop_new(&p, goal, w->read_qd, w->write_qd);
@@ -135,9 +135,9 @@ static void run_tuned(const struct device_data *dd, const struct workload *w, ui
 	memset(v, 0, sizeof(*v));
 	for (unsigned t = 1; t <= RUN_S; t++) {
 		tuner_loop_step(l);
-		if (l->judged && !v->first_met && tuner_loop_met(l))
+		if (tuner_loop_judged(l) && !v->first_met && tuner_loop_met(l))
 			v->first_met = t;
-		if (l->judged && t > CONVERGE_S) {
+		if (tuner_loop_judged(l) && t > CONVERGE_S) {
 			v->late++;
 			v->late_met += tuner_loop_met(l);
 		}
@@ -147,7 +147,7 @@ static void run_tuned(const struct device_data *dd, const struct workload *w, ui
 			v->write_iops += l->write_iops / (RUN_S - JUDGE_FROM_S);
 			/* As static_point() judges the oracle: not the reads of
 			 * a window a host hiccup fell in. */
-			if (l->judged)
+			if (tuner_loop_judged(l))
 				hist_merge(judged, l->window);
 		}
 	}
@@ -289,7 +289,7 @@ static void shifts(struct device_data *dd)
 		sim_set_workload(l->sim, w->read_qd, w->write_qd);
 		for (unsigned t = 1; t <= PHASE_S; t++) {
 			tuner_loop_step(l);
-			if (!l->judged)
+			if (!tuner_loop_judged(l))
 				continue;
 			if (!first_met && tuner_loop_met(l))
 				first_met = t;
@@ -333,7 +333,7 @@ static void disturbance(struct device_data *dd, size_t wi, double fraction, enum
 			before += l->write_iops / 10;
 		if (t > end + RECOVER_S) {
 			after += l->write_iops / 10;
-			after_met += l->judged && tuner_loop_met(l);
+			after_met += tuner_loop_judged(l) && tuner_loop_met(l);
 		}
 	}
 	grade(&v, after >= RECOVER_SHARE * before, after >= FLOOR_RECOVER_SHARE * before,
@@ -373,8 +373,12 @@ static void test_device(void **state)
 		disturbances(dd);
 	}
 	print_message("%s (seed %llu): %u cells: %u within issue 11's bounds, %u missed them (listed), %u "
-		      "under the floors\n", dd->name, (unsigned long long)tuned_seed(), dd->cells,
+		      "under the floors\n", dd->name, (unsigned long long)dd->seed, dd->cells,
 		      dd->cells - dd->missed - dd->failed, dd->missed, dd->failed);
+	/* For make tuner-matrix-seeds: one line per device, fields by name. */
+	print_message("matrix-result device=%s seed=%llu cells=%u ok=%u missed=%u under-floors=%u\n", dd->name,
+		      (unsigned long long)dd->seed, dd->cells, dd->cells - dd->missed - dd->failed, dd->missed,
+		      dd->failed);
 	assert_int_equal(dd->failed, 0);
 }
 
@@ -383,7 +387,12 @@ int main(int argc, char *argv[])
 	struct CMUnitTest tests[N_DEVICES];
 	static struct device_data data[N_DEVICES];
 	size_t n = 0;
+	uint64_t seed;
 
+	if (tuned_seed_from_env(&seed) < 0) {
+		fprintf(stderr, "KT_MATRIX_SEED=%s: not a seed (a decimal number)\n", getenv("KT_MATRIX_SEED"));
+		return EXIT_FAILURE;
+	}
 	print_message("%-7s %-10s %5s %9s %9s | %-19s %8s %8s %5s | %5s %7s %8s %8s %4s %-10s %s\n", "device",
 		      "workload", "goal", "none P99", "goal", "oracle targets", "o.P99", "o.wIOPS", "cold", "first",
 		      "met", "P99", "wIOPS", "chg", "state", "verdict");
@@ -397,7 +406,7 @@ int main(int argc, char *argv[])
 			continue;
 		if (!whole_device() && !wanted(name, strchr(getenv("KT_MATRIX"), '/') + 1))
 			continue;
-		data[i] = (struct device_data) { .name = name, .dev = &matrix_devices[i] };
+		data[i] = (struct device_data) { .name = name, .dev = &matrix_devices[i], .seed = seed };
 		tests[n++] = (struct CMUnitTest) {
 			.name = name, .test_func = test_device, .initial_state = &data[i],
 		};

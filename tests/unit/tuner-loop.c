@@ -164,7 +164,6 @@ void tuner_loop_step(struct tuner_loop *l)
 	} else
 		run_part(l, l->interval_ns, &s, &reads, &writes);
 	l->hiccup = hiccup_since(l->sim, from);
-	l->judged = !l->hiccup || l->judge_hiccups;
 	memcpy(input, s.read_hist, sizeof(input));
 	s.read_hist = input;
 	l->s = s;

@@ -42,8 +42,6 @@ struct tuner_loop {
 	bool judge_hiccups;		/* count the windows host hiccups fall in (default: no,
 					 * where they miss a goal at any setting); set before a run */
 	bool hiccup;			/* a host hiccup fell in the last interval */
-	bool judged;			/* the last interval's window counts: no hiccup fell in
-					 * it, or judge_hiccups */
 	bool trace;			/* KT_TEST_TRACE set: one line per step */
 };
 
@@ -57,6 +55,12 @@ void tuner_loop_step(struct tuner_loop *l);
 /* The workload becomes read_qd/write_qd at_ns into the next step, as a
  * workload's edges fall anywhere in the daemon's intervals. */
 void tuner_loop_shift_within(struct tuner_loop *l, uint64_t at_ns, unsigned read_qd, unsigned write_qd);
+/* Whether the last interval's window counts: no hiccup fell in it, or
+ * hiccups are judged. */
+static inline bool tuner_loop_judged(const struct tuner_loop *l)
+{
+	return !l->hiccup || l->judge_hiccups;
+}
 /* Whether the last window met the goal (no reads: not judged, false). */
 bool tuner_loop_met(const struct tuner_loop *l);
 

@@ -3,6 +3,7 @@
  * The tuner matrix's devices, workloads and static grid, and the oracle
  * found in it (tuner-matrix.h).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,16 +45,15 @@ const struct matrix_device matrix_devices[] = {
 	{ "noisy", SIM_QDLAT, NOISY_HICCUP_NS, NOISY_HICCUPS_PER_MIN, true },
 };
 
-uint64_t tuned_seed(void)
+int tuned_seed_from_env(uint64_t *ret)
 {
 	const char *e = getenv("KT_MATRIX_SEED");
-	uint64_t seed;
 
-	if (!e || !*e)
-		return TUNED_SEED_DEFAULT;
-	if (parse_u64_strict(e, false, &seed) < 0)
-		fail_msg("KT_MATRIX_SEED=%s: not a seed (a decimal number)", e);
-	return seed;
+	if (!e || !*e) {
+		*ret = TUNED_SEED_DEFAULT;
+		return 0;
+	}
+	return parse_u64_strict(e, false, ret) < 0 ? -EINVAL : 0;
 }
 
 void sim_params_for(const struct matrix_device *dev, uint64_t seed, struct sim_params *p)
@@ -155,7 +155,7 @@ unsigned oracle_cold_first_met(const struct device_data *dd, const struct worklo
 
 	if (!o->feasible)
 		return 0;
-	sim_params_for(dd->dev, tuned_seed(), &p);
+	sim_params_for(dd->dev, dd->seed, &p);
 	static_point(&p, &run, &cold);
 	for (unsigned i = 0; i < cold.windows; i++)
 		if (cold.window_ns[i] && cold.window_ns[i] <= goal_ns)

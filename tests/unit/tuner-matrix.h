@@ -58,9 +58,9 @@ extern const uint64_t grid_write_ns[N_WRITE];
  * (make tuner-matrix-seeds). */
 #define STATIC_SEED 7
 #define TUNED_SEED_DEFAULT 42
-/* KT_MATRIX_SEED, or TUNED_SEED_DEFAULT; a value that is not a number
- * fails the test, naming it. */
-uint64_t tuned_seed(void);
+/* KT_MATRIX_SEED, or TUNED_SEED_DEFAULT when unset; -EINVAL when it is
+ * not a number. */
+int tuned_seed_from_env(uint64_t *ret);
 
 struct workload {
 	const char *name;
@@ -118,6 +118,7 @@ extern const struct matrix_device matrix_devices[N_DEVICES];
 struct device_data {
 	const char *name;
 	const struct matrix_device *dev;
+	uint64_t seed;			/* the tuned runs' */
 	struct static_result none[N_WORKLOADS];
 	struct static_result grid[N_WORKLOADS][N_READ][N_WRITE];
 	unsigned cells, missed, failed;
