@@ -374,6 +374,29 @@ static void test_return_stops_at_full_rate_level(void **state)
 	assert_int_equal(relaxed_from(&c, &cur, 2 * CTL_LOWER_MAX, 40 * MSEC), step + 1);
 }
 
+/*
+ * A read target the tail rule lowered comes back with the slack steps,
+ * as many of its steps as the level takes: while reads stay far under
+ * the goal the level's steps grow, and so do the read target's.
+ */
+static void test_read_target_back_with_the_steps(void **state)
+{
+	struct kyber_targets start = { 2 * MSEC, 10 * MSEC }, cur = start;
+	struct controller c;
+	double lowered = 0.2;
+
+	engaged_at_2ms(&c, &start);
+	ctl_levels_forgive_below(&c.levels, 0);
+	c.read_scale = lowered;
+	cur.read_ns = ctl_protect_read_target(&c);
+	assert_true(relaxed_from(&c, &cur, 2 * CTL_LOWER_MAX, 40 * MSEC) >= 0);
+	/* A step grown past one (reads far under the goal), and the read
+	 * target back by as many. */
+	assert_true(c.lower_step >= 2);
+	assert_true(fabs(c.read_scale - MIN(lowered / pow(CTL_READ_SCALE_STEP, c.lower_step), 1.0)) < 1e-9);
+	assert_true(c.read_scale > lowered / CTL_READ_SCALE_STEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_spike_aftermath_held),
 		cmocka_unit_test(test_o8_probe_expires),
 		cmocka_unit_test(test_return_stops_at_full_rate_level),
+		cmocka_unit_test(test_read_target_back_with_the_steps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
