@@ -461,7 +461,7 @@ bool controller_engage(struct controller *c, const struct ctl_sample *s, uint64_
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
 	ctl_engage(c, s, metric, d);
-	c->cut_written = true;
+	c->cut_written = d->cut;
 	ctl_never_harmful(s, &d->targets);
 	d->write = true;
 	d->goal_known = true;

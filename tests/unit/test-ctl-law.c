@@ -345,6 +345,26 @@ static void test_step_down_reaches_growth(void **state)
 	assert_true((double)cur.write_ns * 1.75 < 118.0 * MSEC);
 }
 
+/* Whether a level found bad becomes usable again when, in the interval
+ * right after the last write, fewer writes complete as fast as before:
+ * only a cut, which takes writes out of the device, can explain that. */
+static bool forgiven_right_after_write(const struct controller *before, bool cut_written,
+				       int last_move, int below)
+{
+	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct controller c = *before;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+
+	c.since_write = 0;
+	c.cut_written = cut_written;
+	c.last_move = last_move;
+	flat_sample(&s, h, 1700 * USEC, 9000, 6);
+	decide(&c, &s, &cur, &d);
+	return !ctl_levels_unusable(&c.levels, below);
+}
+
 /*
  * The writes run three times faster at the same level and depth: the
  * device got faster (a GC storm ended). Levels with less throttling that
@@ -358,7 +378,7 @@ static void test_step_down_reaches_growth(void **state)
 static void test_forgive_when_device_faster(void **state)
 {
 	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
-	struct controller c, wobble, phase, fewer, more, after_cut, after_step;
+	struct controller c, wobble, phase, fewer, more;
 	struct ctl_decision d;
 	struct ctl_sample s;
 	hist_t h;
@@ -395,26 +415,9 @@ static void test_forgive_when_device_faster(void **state)
 	 * the device and cannot make them faster. Right after another write
 	 * (a step down, a pulse, a pull-up; the level's last move a cut or
 	 * not) the depth's change is the law's, and it says nothing yet. */
-	after_cut = c;
-	after_cut.since_write = 0;
-	after_cut.cut_written = true;
-	flat_sample(&s, h, 1700 * USEC, 9000, 6);
-	decide(&after_cut, &s, &cur, &d);
-	assert_false(ctl_levels_unusable(&after_cut.levels, below));
-	after_step = c;
-	after_step.since_write = 0;
-	after_step.cut_written = false;
-	after_step.last_move = -1;
-	flat_sample(&s, h, 1700 * USEC, 9000, 6);
-	decide(&after_step, &s, &cur, &d);
-	assert_true(ctl_levels_unusable(&after_step.levels, below));
-	after_step = c;
-	after_step.since_write = 0;
-	after_step.cut_written = false;
-	after_step.last_move = +1;
-	flat_sample(&s, h, 1700 * USEC, 9000, 6);
-	decide(&after_step, &s, &cur, &d);
-	assert_true(ctl_levels_unusable(&after_step.levels, below));
+	assert_true(forgiven_right_after_write(&c, true, +1, below));
+	assert_false(forgiven_right_after_write(&c, false, -1, below));
+	assert_false(forgiven_right_after_write(&c, false, +1, below));
 	c.regime.w_free_ns = 30.0 * MSEC;
 	c.regime.w_free_ns_usual = 13.0 * MSEC;
 	flat_sample(&s, h, 1700 * USEC, 9000, 13);
