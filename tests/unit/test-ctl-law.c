@@ -348,10 +348,10 @@ static void test_step_down_reaches_growth(void **state)
 /* Whether a level found bad becomes usable again when, in the interval
  * right after the last write, fewer writes complete as fast as before:
  * only a cut, which takes writes out of the device, can explain that. */
-static bool forgiven_right_after_write(const struct controller *before, bool cut_written,
-				       int last_move, int below)
+static bool forgiven_right_after_write(const struct controller *before, const struct kyber_targets *now,
+				       bool cut_written, int last_move, int below)
 {
-	struct kyber_targets cur = { 2 * MSEC, 10 * MSEC };
+	struct kyber_targets cur = *now;
 	struct controller c = *before;
 	struct ctl_decision d;
 	struct ctl_sample s;
@@ -415,9 +415,9 @@ static void test_forgive_when_device_faster(void **state)
 	 * the device and cannot make them faster. Right after another write
 	 * (a step down, a pulse, a pull-up; the level's last move a cut or
 	 * not) the depth's change is the law's, and it says nothing yet. */
-	assert_true(forgiven_right_after_write(&c, true, +1, below));
-	assert_false(forgiven_right_after_write(&c, false, -1, below));
-	assert_false(forgiven_right_after_write(&c, false, +1, below));
+	assert_true(forgiven_right_after_write(&c, &cur, true, +1, below));
+	assert_false(forgiven_right_after_write(&c, &cur, false, -1, below));
+	assert_false(forgiven_right_after_write(&c, &cur, false, +1, below));
 	c.regime.w_free_ns = 30.0 * MSEC;
 	c.regime.w_free_ns_usual = 13.0 * MSEC;
 	flat_sample(&s, h, 1700 * USEC, 9000, 13);
