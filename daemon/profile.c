@@ -60,12 +60,15 @@ static int close_record(struct parser *p)
 
 static int match_line(struct parser *p, const char *line)
 {
-	const char *spec = line + strlen(PROFILE_PREFIX), *colon = strrchr(spec, ':');
+	const char *spec, *colon;
 	size_t model_len;
 	int r;
 
+	/* The prefix first: a line shorter than it has nothing past its end. */
 	if (strncmp(line, PROFILE_PREFIX, strlen(PROFILE_PREFIX)) != 0)
 		return fail(p, "expected a match line 'profile:MODEL:FIRMWARE', got", line);
+	spec = line + strlen(PROFILE_PREFIX);
+	colon = strrchr(spec, ':');
 	if (!colon)
 		return fail(p, "match line without ':FIRMWARE':", line);
 	model_len = (size_t)(colon - spec);

@@ -107,6 +107,7 @@ static void test_refused(void **state)
 		{ " GOAL=read-p99=2ms\n", "line 1: property outside a record" },
 		{ "profile:m\n", "line 1: match line without ':FIRMWARE'" },
 		{ "model:m:f\n", "line 1: expected a match line" },
+		{ "pro\n", "line 1: expected a match line" },	/* shorter than the prefix */
 		{ "profile::f\n", "line 1: model empty" },
 		{ "profile:m:f\n novalue\n", "line 2: expected ' KEY=VALUE'" },
 		{ "profile:m:f\n WRITE_FREE_IOPS=nan\n", "line 2: invalid WRITE_FREE_IOPS=" },
