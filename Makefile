@@ -145,7 +145,7 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 	@test -r $(VMLINUX_BTF) || { echo "No kernel BTF at $(VMLINUX_BTF): set VMLINUX_BTF=<file>" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/observer-abi.h bpf/request-fields.bpf.h $(BUILD)/vmlinux.h | $(BUILD)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/observer-abi.h $(wildcard bpf/*.bpf.h) $(BUILD)/vmlinux.h | $(BUILD)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-I$(BUILD) -Ibpf -c $< -o $@
 	$(LLVM_STRIP) -g $@

@@ -25,6 +25,10 @@
  * sched_switch ends the span when that task is switched in. Those two run
  * at every wakeup and context switch of the machine; userspace attaches
  * them only while a device is watched.
+ *
+ * This file has the requests' programs and every attach point; the
+ * watched devices' maps are in observer-stats.bpf.h, the app span's in
+ * app-span.bpf.h, Kyber's tracepoints' in kyber-events.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -32,6 +36,9 @@
 #include <bpf/bpf_tracing.h>
 #include "observer-abi.h"
 #include "request-fields.bpf.h"
+#include "observer-stats.bpf.h"
+#include "app-span.bpf.h"
+#include "kyber-events.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -41,35 +48,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #ifndef BPF_F_NO_PREALLOC
 #define BPF_F_NO_PREALLOC	1
 #endif
-#define KT_PF_KTHREAD		0x00200000	/* PF_KTHREAD, include/linux/sched.h */
-
-/* Kernel dev_t of the whole disk -> slot and timing flags. Filled by the daemon. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
-	__type(key, __u32);
-	__type(value, struct kt_watch);
-} watched SEC(".maps");
-
-/*
- * Slot -> the watched device's statistics, per CPU. Userspace writes a
- * slot (zeroed, with its device's dev_t in every CPU's copy) before it
- * enters the device in watched, and zeroes it after it took it out; a
- * program uses a slot only where the copy names the very device of the
- * request. An array: its lookup is an indexed load, where a hash lookup
- * is the costliest step of a completion before its timestamp (a jhash and
- * a bucket walk, on every I/O of the machine). Preallocated (max_devices
- * values per CPU, taken at load): a per-CPU value allocated at run time is
- * allocated without sleeping, and once the kernel's first per-CPU chunk is
- * used up that fails (ENOMEM at the fifth or sixth 16 KiB device on the
- * test machines).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
-	__type(key, __u32);
-	__type(value, struct kt_dev_stats);
-} dev_stats SEC(".maps");
 
 /*
  * Request queue id (small, unique among live queues) -> the slot its disk
@@ -105,19 +83,6 @@ struct {
 	__type(value, struct kt_req);
 } requests SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
-	__type(key, __u32);
-	__type(value, struct kt_kyber_state);
-} kyber_state SEC(".maps");
-
-/* Kyber's depth changes as they happen (kt_kyber_adjust). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, KT_KYBER_ADJUSTS_BYTES);
-} kyber_adjusts SEC(".maps");
-
 /* (disk, cgroup) -> per-cgroup statistics of KT_WATCH_CGROUPS devices.
  * Not preallocated: memory only for cgroups doing I/O there. Shared by the
  * CPUs (atomic adds), not per CPU: per-CPU memory is what dev_stats needs,
@@ -131,58 +96,12 @@ struct {
 	__type(value, struct kt_cg_stats);
 } cg_stats SEC(".maps");
 
-/* Slot -> the reads moved to their app span's bucket (kt_app_moves), shared
- * by the CPUs. Zeroed by userspace with the slot's dev_stats. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KT_MAX_DEVICES_DEFAULT);
-	__type(key, __u32);
-	__type(value, struct kt_app_moves);
-} app_moves SEC(".maps");
-
-/* The last timed read completion of each CPU, until the first wakeup after
- * it takes it for its waiter (kt_read_done). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kt_read_done);
-} read_done SEC(".maps");
-
-/* Tasks woken by a read's completion, by pid modulo KT_APP_WAITS, until
- * they are switched in. An array: the switch-in of every task on the
- * machine looks here, and an indexed load with a compare is the least that
- * can cost; two waiters whose pids collide lose the older one's span (it
- * keeps its total). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KT_APP_WAITS);
-	__type(key, __u32);
-	__type(value, struct kt_app_wait);
-} app_waits SEC(".maps");
-
 /* Whether entries may exist in requests: set by userspace while the
  * insert/issue programs are attached and until it swept what they left. */
 volatile bool tracking = false;
 /* Whether any watched device is KT_WATCH_CGROUPS: set by userspace, so
  * that completions look at the watch flags only while one is. */
 volatile bool cgroups = false;
-
-/* A watched slot's statistics, if they are still that device's. */
-static __always_inline struct kt_dev_stats *slot_stats(__u32 slot, __u32 dev)
-{
-	struct kt_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &slot);
-
-	return ds && dev && ds->dev == dev ? ds : NULL;
-}
-
-/* The device's statistics, if it is watched: by its dev_t. */
-static __always_inline struct kt_dev_stats *stats_of(__u32 dev)
-{
-	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
-
-	return w ? slot_stats(w->slot, dev) : NULL;
-}
 
 /*
  * The statistics of a request's device, if it is watched: through its
@@ -208,13 +127,6 @@ static __always_inline struct kt_dev_stats *rq_stats(struct request *rq, __u32 d
 	if (ds && hint)
 		*hint = w->slot;
 	return ds;
-}
-
-/* An op's counters; the mask bounds a value the verifier lost track of. */
-static __always_inline struct kt_op_counters *ctr(struct kt_dev_stats *ds, __u32 op)
-{
-	barrier_var(op);	/* keep the mask: the compiler knows op < 4, the verifier not */
-	return &ds->op[op & (KT_OP_MAX - 1)];
 }
 
 static __always_inline void record(struct kt_dev_stats *ds, __u8 op, enum kt_lat kind, __u64 ns)
@@ -518,125 +430,6 @@ static __always_inline bool sampled_out(struct kt_dev_stats *ds, __u8 op)
 	return (bpf_get_prandom_u32() & ((1u << shift) - 1)) != 0;
 }
 
-/* ------------------------------------------------------------- the waiter */
-
-/* A timed read completed on this CPU: its total is its app span until
- * its waiter, if one is woken, is switched in. */
-static __always_inline void read_completed(struct kt_dev_stats *ds, __u64 now, __u64 total)
-{
-	__u32 zero = 0;
-	struct kt_read_done *done = bpf_map_lookup_elem(&read_done, &zero);
-
-	if (!done)
-		return;
-	done->done_ns = now;
-	done->start_ns = now - total;
-	done->slot = ds->slot;
-	done->dev = ds->dev;
-	done->bucket = kt_hist_index(total);
-}
-
-/* The first task woken on this CPU right after a read completed on it is
- * the read's waiter if it is a user task. A kernel thread is not: the
- * completion path's own workers (a loop device's, softirq's) wake each
- * other there when the reader has not gone to sleep yet, and taken for its
- * waiter such a wakeup ended the span at that worker's switch-in; the read
- * then keeps its total. Runs at every wakeup of the machine: the task is
- * read only for one inside the window. */
-static __always_inline int on_waking(struct task_struct *p, bool btf)
-{
-	__u32 zero = 0, pid, idx, flags;
-	struct kt_read_done *done = bpf_map_lookup_elem(&read_done, &zero);
-	struct kt_app_wait *w;
-
-	if (!done || !done->done_ns)
-		return 0;
-	if (bpf_ktime_get_ns() - done->done_ns > KT_APP_WAKE_NS) {
-		done->done_ns = 0;
-		return 0;
-	}
-	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
-	flags = btf ? p->flags : BPF_CORE_READ(p, flags);
-	if (pid && !(flags & KT_PF_KTHREAD)) {
-		idx = pid & (KT_APP_WAITS - 1);
-		w = bpf_map_lookup_elem(&app_waits, &idx);
-		if (w) {
-			/* Free, filled, then published, so that a switch-in on
-			 * another CPU sees no half-written entry as its own:
-			 * volatile, since the compiler would drop the first
-			 * store to pid as dead, and in this order between the
-			 * compiler barriers (x86 keeps stores in order; where
-			 * a CPU does not, a mixed entry costs one read's span). */
-			*(volatile __u64 *)&w->pid = 0;
-			barrier();
-			w->slot = done->slot;
-			w->dev = done->dev;
-			w->bucket = done->bucket;
-			w->start_ns = done->start_ns;
-			w->total_ns = done->done_ns - done->start_ns;
-			barrier();
-			*(volatile __u64 *)&w->pid = pid;
-		}
-	}
-	done->done_ns = 0;
-	return 0;
-}
-
-/* A read into (delta 1) or out of (-1) a bucket of a slot's app span. */
-static __always_inline void app_move(__u32 slot, __u32 bucket, int delta)
-{
-	struct kt_app_moves *m = bpf_map_lookup_elem(&app_moves, &slot);
-	__u64 i = bucket;
-
-	barrier_var(i);		/* bounded once for the verifier */
-	if (m && i < KT_HIST_BUCKETS)
-		__sync_fetch_and_add(&m->moves[i], delta);
-}
-
-/* The entry of a task being switched out is stale: it was woken while
- * still on its CPU, on its way to sleep (the wakeup found it before the
- * switch), and has run since, so its read's span ended at the completion.
- * Claimed later, at a preemption's switch-in, it would take the time the
- * task ran for the read's. */
-static __always_inline void drop_waiter(struct task_struct *prev, bool btf)
-{
-	__u32 pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
-	__u32 idx = pid & (KT_APP_WAITS - 1);
-	struct kt_app_wait *w = bpf_map_lookup_elem(&app_waits, &idx);
-
-	if (w && pid && w->pid == pid)
-		__sync_bool_compare_and_swap(&w->pid, (__u64)pid, 0);
-}
-
-/* A woken waiter runs: its read's span ends here. */
-static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next, bool btf)
-{
-	__u32 pid = btf ? next->pid : BPF_CORE_READ(next, pid);
-	__u32 idx = pid & (KT_APP_WAITS - 1), from, to;
-	struct kt_app_wait *w = bpf_map_lookup_elem(&app_waits, &idx);
-	struct kt_dev_stats *ds;
-	__u64 span;
-
-	drop_waiter(prev, btf);
-	if (!w || !pid || w->pid != pid || !__sync_bool_compare_and_swap(&w->pid, (__u64)pid, 0))
-		return 0;
-	span = bpf_ktime_get_ns() - w->start_ns;
-	ds = slot_stats(w->slot, w->dev);
-	if (!ds || span > KT_APP_STALE_NS || span < w->total_ns)
-		return 0;
-	/* The read's total moves to the bucket of its app span. The sum is
-	 * per CPU, summed modulo 2^64: its part may land on another CPU than
-	 * the total did. */
-	from = w->bucket;
-	to = kt_hist_index(span);
-	if (from != to) {
-		app_move(w->slot, from, -1);
-		app_move(w->slot, to, 1);
-	}
-	ctr(ds, KT_OP_READ)->lat_sum_ns[KT_LAT_APP] += span - w->total_ns;
-	return 0;
-}
-
 static __always_inline int on_complete(struct request *rq, int error, unsigned int nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, total, now;
@@ -684,98 +477,6 @@ static __always_inline int on_complete(struct request *rq, int error, unsigned i
 		ctr(ds, op)->errors++;
 	if (cgroups)
 		account_cgroup(ds, rq, dev, op, nr_bytes, total, btf);
-	return 0;
-}
-
-/* ------------------------------------------------------------- Kyber */
-
-static __always_inline int domain_of(const char *name)
-{
-	char c = 0;
-
-	bpf_probe_read_kernel(&c, 1, name);
-	switch (c) {
-	case 'R':
-		return KT_OP_READ;
-	case 'W':
-		return KT_OP_WRITE;
-	case 'D':
-		return KT_OP_DISCARD;
-	default:
-		return KT_OP_OTHER;
-	}
-}
-
-static __always_inline struct kt_kyber_state *kyber_of(__u32 dev)
-{
-	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
-
-	if (!w)
-		return NULL;
-	return bpf_map_lookup_elem(&kyber_state, &w->slot);
-}
-
-static __always_inline int on_kyber_latency(__u32 dev, const char *domain, const char *type,
-					    unsigned int percentile, unsigned int numerator,
-					    unsigned int denominator, unsigned int samples)
-{
-	struct kt_kyber_state *ks = kyber_of(dev);
-	struct kt_kyber_latency *l;
-	int dom, t;
-	char c = 0;
-
-	if (!ks)
-		return 0;
-	dom = domain_of(domain);
-	bpf_probe_read_kernel(&c, 1, type);
-	t = c == 'I' ? KT_KYBER_IO : KT_KYBER_TOTAL;	/* "I/O" or "total" */
-	if (dom < 0 || dom >= KT_OP_MAX)
-		return 0;
-	l = &ks->latency[dom][t];
-	l->time_ns = bpf_ktime_get_ns();
-	l->percentile = percentile;
-	l->numerator = numerator;
-	l->denominator = denominator;
-	l->samples = samples;
-	return 0;
-}
-
-static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsigned int depth)
-{
-	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
-	struct kt_kyber_adjust ev = {};
-	struct kt_kyber_state *ks;
-	int dom;
-
-	if (!w)
-		return 0;
-	ks = bpf_map_lookup_elem(&kyber_state, &w->slot);
-	if (!ks)
-		return 0;
-	dom = domain_of(domain);
-	if (dom < 0 || dom >= KT_OP_MAX)
-		return 0;
-	ks->depth[dom] = depth;
-	ks->adjust_time_ns[dom] = bpf_ktime_get_ns();
-	ks->adjust_count[dom]++;
-	/* Only a pulse reads these, and it follows the writes. */
-	if (dom != KT_OP_WRITE)
-		return 0;
-	ev.time_ns = ks->adjust_time_ns[dom];
-	ev.slot = w->slot;
-	ev.op = dom;
-	ev.depth = depth;
-	bpf_ringbuf_output(&kyber_adjusts, &ev, sizeof(ev), 0);
-	return 0;
-}
-
-static __always_inline int on_kyber_throttled(__u32 dev, const char *domain)
-{
-	struct kt_dev_stats *ds = stats_of(dev);
-	int op = domain_of(domain);
-
-	if (ds && op >= 0 && op < KT_OP_MAX)
-		ctr(ds, op)->kyber_throttled++;
 	return 0;
 }
 
