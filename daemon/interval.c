@@ -74,7 +74,6 @@ void lat_summary_compute(const __u64 *h, uint64_t sum_ns, struct kt_lat_summary 
 	out->mean_ns = (double)sum_ns / (double)out->count;
 }
 
-/* cur - prev for a counter; false when it went backwards. */
 /*
  * Timed completions per second an op keeps under sampling: 20,000. The
  * tuner needs 5/(1-p) samples of its percentile in an interval (500 for a
@@ -97,6 +96,7 @@ unsigned interval_sample_shift(double per_sec)
 	return shift;
 }
 
+/* cur - prev for a counter; false when it went backwards. */
 static bool diff(uint64_t cur, uint64_t prev, uint64_t *out)
 {
 	if (cur < prev)
