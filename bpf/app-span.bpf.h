@@ -4,7 +4,8 @@
  * completion (read_completed()) to the switch-in of the task waiting for it.
  * sched_waking takes the first user task woken on the completing CPU for
  * its waiter; sched_switch ends the span. Both run at every wakeup and
- * context switch of the machine, so each does the least it can.
+ * context switch of the machine, so each does the least it can, and
+ * userspace attaches them only while a device is watched.
  */
 #pragma once
 

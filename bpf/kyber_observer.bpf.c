@@ -19,16 +19,10 @@
  * its percentiles need, the daemon has only a sample of its stamped
  * requests timed (kt_sampling); every one is still counted.
  *
- * The reads' app span (kt_app_wait in observer-abi.h) follows a timed read
- * past its completion to when the task waiting for it runs: sched_waking
- * takes the first task woken on the completing CPU for its waiter, and
- * sched_switch ends the span when that task is switched in. Those two run
- * at every wakeup and context switch of the machine; userspace attaches
- * them only while a device is watched.
- *
  * This file has the requests' programs and every attach point; the
- * watched devices' maps are in observer-stats.bpf.h, the app span's in
- * app-span.bpf.h, Kyber's tracepoints' in kyber-events.bpf.h.
+ * watched devices' maps are in observer-stats.bpf.h, the reads' app span
+ * (a read's completion to its waiting task's switch-in) in app-span.bpf.h,
+ * Kyber's tracepoints in kyber-events.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
