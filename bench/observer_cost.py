@@ -60,7 +60,7 @@ BIOLATENCY = "/usr/sbin/biolatency"
 SECTION = "observer-cost"
 STATS_SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
 OUR_PROGS = ("btf_rq_insert", "btf_rq_issue", "btf_rq_requeue", "btf_rq_merge",
-             "btf_rq_complete", "btf_kyber_latency", "btf_kyber_adjust",
+             "btf_rq_complete", "btf_kyber_adjust",
              "btf_kyber_throttled", "btf_sched_waking", "btf_sched_switch")
 # The per-CPU maps with a value per device (sized for --observe's one
 # device, scaled to MaxDevices below); the others have a fixed size.

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Kyber's own view of a watched device, from its tracepoints: the latency
- * percentiles it judged each domain by, the depths it set (also streamed
- * for the write domain, which a pulse follows), and its throttled counts.
+ * Kyber's own view of a watched device, from its tracepoints: the depths
+ * it set (also streamed for the write domain, which a pulse follows) and
+ * its throttled counts. Not its kyber_latency records: nothing in the
+ * daemon reads them, and Kyber's timer fires that tracepoint with the
+ * caches cold, where even an empty program costs more than a completion's.
  */
 #pragma once
 
@@ -41,50 +43,25 @@ static __always_inline int domain_of(const char *name)
 	}
 }
 
-static __always_inline struct kt_kyber_state *kyber_of(__u32 dev)
+/* The Kyber state of a watched device, and its slot; NULL if not watched. */
+static __always_inline struct kt_kyber_state *kyber_of(__u32 dev, __u32 *slot)
 {
 	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
 
 	if (!w)
 		return NULL;
+	*slot = w->slot;
 	return bpf_map_lookup_elem(&kyber_state, &w->slot);
-}
-
-static __always_inline int on_kyber_latency(__u32 dev, const char *domain, const char *type,
-					    unsigned int percentile, unsigned int numerator,
-					    unsigned int denominator, unsigned int samples)
-{
-	struct kt_kyber_state *ks = kyber_of(dev);
-	struct kt_kyber_latency *l;
-	int dom, t;
-	char c = 0;
-
-	if (!ks)
-		return 0;
-	dom = domain_of(domain);
-	bpf_probe_read_kernel(&c, 1, type);
-	t = c == 'I' ? KT_KYBER_IO : KT_KYBER_TOTAL;	/* "I/O" or "total" */
-	if (dom < 0 || dom >= KT_OP_MAX)
-		return 0;
-	l = &ks->latency[dom][t];
-	l->time_ns = bpf_ktime_get_ns();
-	l->percentile = percentile;
-	l->numerator = numerator;
-	l->denominator = denominator;
-	l->samples = samples;
-	return 0;
 }
 
 static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsigned int depth)
 {
-	struct kt_watch *w = bpf_map_lookup_elem(&watched, &dev);
 	struct kt_kyber_adjust ev = {};
 	struct kt_kyber_state *ks;
+	__u32 slot = 0;
 	int dom;
 
-	if (!w)
-		return 0;
-	ks = bpf_map_lookup_elem(&kyber_state, &w->slot);
+	ks = kyber_of(dev, &slot);
 	if (!ks)
 		return 0;
 	dom = domain_of(domain);
@@ -97,7 +74,7 @@ static __always_inline int on_kyber_adjust(__u32 dev, const char *domain, unsign
 	if (dom != KT_OP_WRITE)
 		return 0;
 	ev.time_ns = ks->adjust_time_ns[dom];
-	ev.slot = w->slot;
+	ev.slot = slot;
 	ev.op = dom;
 	ev.depth = depth;
 	bpf_ringbuf_output(&kyber_adjusts, &ev, sizeof(ev), 0);

@@ -492,11 +492,6 @@ int BPF_PROG(kind##_rq_merge, struct request *rq)						\
 SEC(sec "/block_rq_complete")									\
 int BPF_PROG(kind##_rq_complete, struct request *rq, int error, unsigned int nr_bytes)		\
 { return on_complete(rq, error, nr_bytes, btf); }							\
-SEC(sec "/kyber_latency")									\
-int BPF_PROG(kind##_kyber_latency, dev_t dev, const char *domain, const char *type,		\
-	     unsigned int percentile, unsigned int numerator, unsigned int denominator,		\
-	     unsigned int samples)								\
-{ return on_kyber_latency(dev, domain, type, percentile, numerator, denominator, samples); }	\
 SEC(sec "/kyber_adjust")									\
 int BPF_PROG(kind##_kyber_adjust, dev_t dev, const char *domain, unsigned int depth)		\
 { return on_kyber_adjust(dev, domain, depth); }							\

@@ -271,27 +271,11 @@ struct kt_app_wait {
 	__u32 pad;
 };
 
-/* Last kyber_latency record of one domain and type. */
-struct kt_kyber_latency {
-	__u64 time_ns;		/* bpf_ktime_get_ns() when seen; 0: never */
-	__u32 percentile;	/* 90 or 99 */
-	__u32 numerator;	/* bucket index + 1, out of ... */
-	__u32 denominator;	/* ... 4: <= 4/4 means within the target */
-	__u32 samples;
-};
-
-enum kt_kyber_lat_type {
-	KT_KYBER_TOTAL = 0,
-	KT_KYBER_IO = 1,
-	KT_KYBER_TYPES = 2,
-};
-
 /* Kyber's own view of one device, written by its tracepoints. Map key: slot. */
 struct kt_kyber_state {
 	__u32 depth[KT_OP_MAX];		/* last kyber_adjust depth; 0: not seen */
 	__u64 adjust_time_ns[KT_OP_MAX];
 	__u64 adjust_count[KT_OP_MAX];
-	struct kt_kyber_latency latency[KT_OP_MAX][KT_KYBER_TYPES];
 };
 
 /* One change of Kyber's depth, in the kyber_adjusts ring buffer: what a
@@ -418,9 +402,7 @@ _Static_assert(KT_HIST_WRITE_QUEUE == KT_OP_WRITE * KT_OP_SPANS && KT_HIST_DISCA
 _Static_assert(sizeof(struct kt_read_done) == 32, "kt_read_done layout changed");
 _Static_assert(sizeof(struct kt_app_wait) == 40, "kt_app_wait layout changed");
 _Static_assert((KT_APP_WAITS & (KT_APP_WAITS - 1)) == 0, "KT_APP_WAITS must be a power of two");
-_Static_assert(sizeof(struct kt_kyber_latency) == 24, "kt_kyber_latency layout changed");
-_Static_assert(sizeof(struct kt_kyber_state) == 16 + 32 + 32 + 4 * 2 * 24,
-	       "kt_kyber_state layout changed");
+_Static_assert(sizeof(struct kt_kyber_state) == 16 + 32 + 32, "kt_kyber_state layout changed");
 _Static_assert(sizeof(struct kt_req) == 24, "kt_req layout changed");
 _Static_assert(sizeof(struct kt_kyber_adjust) == 24, "kt_kyber_adjust layout changed");
 _Static_assert(sizeof(struct kt_watch) == 8, "kt_watch layout changed");

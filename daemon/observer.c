@@ -105,7 +105,7 @@ static int choose_programs(struct observer *o, enum observer_attach want)
 	if (!vmlinux)
 		return log_error_errno(-errno ?: -EIO, "Failed to load kernel BTF from %s: %m", VMLINUX_BTF);
 	have_tp_btf = btf_has_typedef(vmlinux, "btf_trace_block_rq_insert");
-	o->kyber_view = btf_has_typedef(vmlinux, "btf_trace_kyber_latency");
+	o->kyber_view = btf_has_typedef(vmlinux, "btf_trace_kyber_adjust");
 	btf__free(vmlinux);
 
 	if (want == OBSERVER_ATTACH_TP_BTF && !have_tp_btf)
