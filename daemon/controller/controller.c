@@ -242,18 +242,45 @@ static void say_aim(const struct controller *c, uint64_t goal_ns, struct ctl_dec
 		format_duration(g, sizeof(g), goal_ns), format_duration(a, sizeof(a), c->goal.read_ns));
 }
 
-static void decide(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
-		   struct ctl_decision *d)
+/* Why a spike is held for a second (ctl-spike.c): the kind of spike. */
+static void say_spike(const struct controller *c, const struct ctl_sample *s, const char *m,
+		      struct ctl_decision *d)
+{
+	double pct = c->goal.read_pct;
+
+	if (c->spike.held == CTL_SPIKE_AFTERMATH)
+		ctl_say(d, "read P%g %s over goal right after a spike that let Kyber grow the writes (depth %u, "
+			"%u before it): holding a second more while Kyber cuts them back", pct, m,
+			s->write.kyber_depth, c->spike.depth);
+	else if (c->spike.held == CTL_SPIKE_AFTER_STEP)
+		ctl_say(d, "read P%g %s far over goal right after a step to less write throttling from a steady "
+			"run: holding a second (a spike passes; a step that lets the writes hurt reads misses "
+			"again)", pct, m);
+	else
+		ctl_say(d, "read P%g %s far over goal after %u or more seconds within it at these targets: "
+			"holding a second (a spike passes; a setting that lets the writes hurt reads misses "
+			"again)", pct, m, CTL_SPIKE_STEADY);
+}
+
+/* What the law reads from one interval before it acts: the read metric,
+ * whether a spike is held, and what passed (a host disturbance, a slow
+ * device) or shifted (the workload). */
+struct ctl_reading {
+	uint64_t metric;
+	bool spike, calm_again, fast_again;
+	char shift[96];
+	char m[DURATION_BUF_MAX];	/* the metric, formatted */
+};
+
+/* Learn from the sample, in order: the levels' evidence ages, the host's
+ * disturbance, the workload's regime, the read metric with its noise and
+ * spikes, the infeasible verdict, the writes' free-running rate. */
+static void read_sample(struct controller *c, const struct ctl_sample *s, struct ctl_reading *r,
+			struct ctl_decision *d)
 {
 	const struct goal *g = &c->goal;
-	char shift[96] = "", m[DURATION_BUF_MAX];
 	enum ctl_shift kind;
-	uint64_t metric = 0, goal_ns;
-	bool calm_again, fast_again = false, spike = false;
 
-	memset(d, 0, sizeof(*d));
-	d->targets = *cur;
-	d->state = CTL_TRACKING;
 	ctl_levels_tick(&c->levels);
 	/* What the law learned from intervals the host disturbed goes once it
 	 * has passed: the levels' misses and drift marks, and a read target
@@ -261,37 +288,44 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	 * are in the host path, not in the device). */
 	if (!c->host.passing)
 		c->calm_read_scale = c->read_scale;
-	calm_again = ctl_host_update(&c->host, s->host_steal);
-	if (calm_again) {
+	r->calm_again = ctl_host_update(&c->host, s->host_steal);
+	if (r->calm_again) {
 		ctl_levels_forgive_disturbed(&c->levels);
 		c->read_scale = MAX(c->read_scale, c->calm_read_scale);
 	}
 	if (c->pull_hold)
 		c->pull_hold--;
 
-	kind = ctl_regime_shifted(&c->regime, s, shift, sizeof(shift));
+	kind = ctl_regime_shifted(&c->regime, s, r->shift, sizeof(r->shift));
 	if (kind != CTL_SHIFT_NONE)
 		new_regime(c, kind);
-	if (g->has_read && ctl_metric_estimate(&c->metric, g, s, &metric)) {
+	if (g->has_read && ctl_metric_estimate(&c->metric, g, s, &r->metric)) {
 		d->goal_known = true;
-		d->metric_ns = metric;
-		d->goal_met = metric <= g->read_ns;
+		d->metric_ns = r->metric;
+		d->goal_met = r->metric <= g->read_ns;
 		c->probe.goal_met |= d->goal_met;
-		spike = ctl_spike_update(&c->spike, g, metric, c->decided && c->since_write >= 1 &&
-					 writes_active(s), s->write.kyber_depth,
-					 s->write.total_p99_ns);
-		ctl_metric_learn_noise(&c->metric, metric, !spike && c->since_write >= 2 &&
+		r->spike = ctl_spike_update(&c->spike, g, r->metric, c->decided && c->since_write >= 1 &&
+					    writes_active(s), s->write.kyber_depth,
+					    s->write.total_p99_ns);
+		ctl_metric_learn_noise(&c->metric, r->metric, !r->spike && c->since_write >= 2 &&
 				       s->write.kyber_depth == c->prev_write_depth);
-		fast_again = judge_infeasible(c, ctl_metric_judge(g, &c->metric, metric) >= V_OK, d->goal_met);
+		r->fast_again = judge_infeasible(c, ctl_metric_judge(g, &c->metric, r->metric) >= V_OK,
+						 d->goal_met);
 	}
-	format_duration(m, sizeof(m), metric);
+	format_duration(r->m, sizeof(r->m), r->metric);
 	ctl_regime_learn_writes(&c->regime, s, !c->protecting ||
 				s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP);
-	/* Out of reach, the law aims at the best reads the device gives
-	 * (ctl-aim.c): everything below judges and steers by that. */
-	goal_ns = g->read_ns;
-	if (c->infeasible)
-		c->goal.read_ns = ctl_aim_read_ns(&c->aim, goal_ns);
+}
+
+/* The law's one choice per interval, first case that applies: the mode's
+ * open point; no writes; a single write (G-1); no interference (O-8); no
+ * estimate yet; a spike held; within the goal unthrottled; engage; and
+ * else the law while protecting reads (ctl-protect.c). */
+static void steer(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		  const struct ctl_reading *r, struct ctl_decision *d)
+{
+	const struct goal *g = &c->goal;
+	const char *shift = r->shift, *m = r->m, *sep = *shift ? ": " : "";
 
 	if (g->mode == GOAL_MODE_THROUGHPUT || g->mode == GOAL_MODE_BALANCED) {
 		ctl_go_open(c, s, cur, d);
@@ -304,7 +338,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 			ctl_go_open(c, s, cur, d);
 		if (d->goal_known && !d->goal_met)
 			d->state = CTL_INFEASIBLE;
-		ctl_say(d, "%s%sno writes to throttle%s%s", shift, *shift ? ": " : "",
+		ctl_say(d, "%s%sno writes to throttle%s%s", shift, sep,
 			d->goal_known && !d->goal_met ? "; reads miss the goal on their own" : "",
 			c->protecting ? "; the write target stays for their return" : "");
 	} else if (s->write.outstanding <= CTL_G1_OUTSTANDING) {
@@ -313,7 +347,7 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 		ctl_say(d, "writes have %.1f requests outstanding: Kyber cannot throttle a single "
 			"outstanding write (G-1), holding", s->write.outstanding);
 	} else if (ctl_interference_holding(&c->o8, d->goal_known && c->since_write >= CTL_O8_SETTLE,
-					    (double)metric)) {
+					    (double)r->metric)) {
 		ctl_go_open(c, s, cur, d);
 		d->state = CTL_HOLDING;
 		ctl_say(d, "throttling writes did not improve reads (no read/write interference, O-8): "
@@ -321,52 +355,57 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	} else if (!d->goal_known) {
 		/* Between estimates nothing changes, the state included. */
 		d->state = c->decided ? c->last_state : CTL_LEARNING;
-		ctl_say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, *shift ? ": " : "",
+		ctl_say(d, "%s%sgathering reads to estimate P%g (%llu of %llu)", shift, sep,
 			g->read_pct, (unsigned long long)c->metric.window_n,
 			(unsigned long long)controller_samples_needed(g->read_pct));
-	} else if (spike && c->spike.held == CTL_SPIKE_AFTERMATH) {
+	} else if (r->spike) {
 		d->state = c->last_state;
-		ctl_say(d, "read P%g %s over goal right after a spike that let Kyber grow the writes (depth %u, "
-			"%u before it): holding a second more while Kyber cuts them back", g->read_pct, m,
-			s->write.kyber_depth, c->spike.depth);
-	} else if (spike && c->spike.held == CTL_SPIKE_AFTER_STEP) {
-		d->state = c->last_state;
-		ctl_say(d, "read P%g %s far over goal right after a step to less write throttling from a steady "
-			"run: holding a second (a spike passes; a step that lets the writes hurt reads misses "
-			"again)", g->read_pct, m);
-	} else if (spike) {
-		d->state = c->last_state;
-		ctl_say(d, "read P%g %s far over goal after %u or more seconds within it at these targets: "
-			"holding a second (a spike passes; a setting that lets the writes hurt reads misses "
-			"again)", g->read_pct, m, CTL_SPIKE_STEADY);
-	} else if (!c->protecting && !at_risk(c, metric)) {
+		say_spike(c, s, m, d);
+	} else if (!c->protecting && !at_risk(c, r->metric)) {
 		c->decided = true;
 		if (c->since_write >= 1)
 			ctl_levels_met(&c->levels, CTL_LEVEL_OPEN, s->write.iops, s->write.total_p99_ns);
 		ctl_go_open(c, s, cur, d);
-		ctl_say(d, "%s%sread P%g %s within goal without throttling", shift, *shift ? ": " : "",
-			g->read_pct, m);
+		ctl_say(d, "%s%sread P%g %s within goal without throttling", shift, sep, g->read_pct, m);
 	} else if (!c->protecting) {
 		c->decided = true;
-		ctl_engage(c, s, metric, d);
+		ctl_engage(c, s, r->metric, d);
 		ctl_say(d, "%s%sread P%g %s at risk of missing goal: protecting reads (write target %.3gms)",
-			shift, *shift ? ": " : "", g->read_pct, m, (double)d->targets.write_ns / 1e6);
+			shift, sep, g->read_pct, m, (double)d->targets.write_ns / 1e6);
 	} else {
 		c->decided = true;
-		ctl_protect(c, s, cur, metric, d);
+		ctl_protect(c, s, cur, r->metric, d);
 		if (*shift) {
-			char r[sizeof(d->reason)];
+			char why[sizeof(d->reason)];
 
-			snprintf(r, sizeof(r), "%s", d->reason);
-			ctl_say(d, "%s; %s", shift, r);
+			snprintf(why, sizeof(why), "%s", d->reason);
+			ctl_say(d, "%s; %s", shift, why);
 		}
 	}
+}
+
+static void decide(struct controller *c, const struct ctl_sample *s, const struct kyber_targets *cur,
+		   struct ctl_decision *d)
+{
+	struct ctl_reading r = {};
+	uint64_t goal_ns;
+
+	memset(d, 0, sizeof(*d));
+	d->targets = *cur;
+	d->state = CTL_TRACKING;
+	read_sample(c, s, &r, d);
+	/* Out of reach, the law aims at the best reads the device gives
+	 * (ctl-aim.c): steer() judges and steers by that. */
+	goal_ns = c->goal.read_ns;
+	if (c->infeasible)
+		c->goal.read_ns = ctl_aim_read_ns(&c->aim, goal_ns);
+	steer(c, s, cur, &r, d);
 	if (c->goal.read_ns != goal_ns)
 		say_aim(c, goal_ns, d);
 	c->goal.read_ns = goal_ns;
 	if (c->infeasible && d->state == CTL_TRACKING)
 		d->state = CTL_INFEASIBLE;
-	say_disturbance(c, s, calm_again, fast_again, d);
+	say_disturbance(c, s, r.calm_again, r.fast_again, d);
 }
 
 /* No feedback from a plant we do not drive: the law decides on a copy;

@@ -79,6 +79,29 @@ void ctl_engage(struct controller *c, const struct ctl_sample *s, uint64_t metri
 	ctl_set_level(c, MIN(MAX(cut_level(c, s, metric), open + 1), ctl_max_level(c, s)), +1, d);
 }
 
+/* A miss with no more throttling to give (the top level, or Kyber's
+ * depth 1): twice in a row, the goal is out of reach. */
+static void out_of_reach(struct controller *c, const struct ctl_sample *s, int max, struct ctl_decision *d,
+			 const char *m, const char *g)
+{
+	c->infeasible |= ++c->infeasible_streak >= 2;
+	if (c->goal.write_iops_min && c->level >= max && s->write.kyber_depth != 1) {
+		ctl_say(d, "read P%g %s over goal %s with writes at write-iops-min=%llu: holding",
+			c->goal.read_pct, m, g, (unsigned long long)c->goal.write_iops_min);
+		return;
+	}
+	/* Reads miss behind as few writes as Kyber allows: the device is
+	 * slow (a GC storm), and what the levels did meanwhile says nothing
+	 * of them once it is fast again. */
+	if (c->infeasible) {
+		c->device_slow = true;
+		ctl_levels_recent_disturbed(&c->levels);
+	}
+	ctl_say(d, "read P%g %s over goal %s with writes throttled as far as they go (depth %u): "
+		"the goal is out of reach, keeping the best setting", c->goal.read_pct, m, g,
+		s->write.kyber_depth);
+}
+
 static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
 		    const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
@@ -130,22 +153,7 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 		ctl_protect_targets(c, d);
 	}
 	if (c->level >= max || s->write.kyber_depth == 1) {
-		c->infeasible |= ++c->infeasible_streak >= 2;
-		if (c->goal.write_iops_min && c->level >= max && s->write.kyber_depth != 1) {
-			ctl_say(d, "read P%g %s over goal %s with writes at write-iops-min=%llu: holding",
-				c->goal.read_pct, m, g, (unsigned long long)c->goal.write_iops_min);
-			return;
-		}
-		/* Reads miss behind as few writes as Kyber allows: the device
-		 * is slow (a GC storm), and what the levels did meanwhile says
-		 * nothing of them once it is fast again. */
-		if (c->infeasible) {
-			c->device_slow = true;
-			ctl_levels_recent_disturbed(&c->levels);
-		}
-		ctl_say(d, "read P%g %s over goal %s with writes throttled as far as they go (depth %u): "
-			"the goal is out of reach, keeping the best setting", c->goal.read_pct, m, g,
-			s->write.kyber_depth);
+		out_of_reach(c, s, max, d, m, g);
 		return;
 	}
 	c->infeasible_streak = 0;
