@@ -75,7 +75,7 @@ PIPELINE_SRCS := daemon/interval.c daemon/host-cpu.c daemon/ctl-sample.c daemon/
 	daemon/metrics.c daemon/ksym-ranges.c daemon/profile.c daemon/share.c daemon/cgroup-parse.c
 SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/observer-cgroup.c daemon/observer-adjusts.c daemon/cgroup-io.c daemon/cost-probe.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-weights.c daemon/manager-adjusts.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-pulse.c daemon/device-status.c daemon/device-share.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
-	daemon/service.c daemon/conf.c daemon/conf-weights.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/fileio.c \
+	daemon/service.c daemon/conf.c daemon/conf-weights.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/state-table.c daemon/originals.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
 # tunectl/: the CLI. An sd-bus client and the flight-record decoder.
@@ -258,7 +258,7 @@ $(MATRIX_BIN): tests/unit/test-tuner-matrix.c tests/unit/tuner-matrix-oracle.c t
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) -O2 -g -fsanitize=undefined \
 		-fno-sanitize-recover=all -o $@ $(filter %.c,$^) -lcmocka -lm -lsystemd
-$(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
+$(BUILD)/tests/test-state: tests/unit/test-state.c daemon/state.c daemon/state-table.c daemon/originals.c daemon/fileio.c shared/record.c $(PROTO_C)
 $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
 $(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c daemon/host-cpu.c \
 	daemon/ctl-sample.c shared/hist.c shared/parse-util.c
@@ -340,7 +340,7 @@ fuzz-goal_LIBS := -lsystemd
 fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 fuzz-conf_LIBS := -linih -lsystemd
-fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/fileio.c shared/record.c $(PROTO_C)
+fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/state-table.c daemon/originals.c daemon/fileio.c shared/record.c $(PROTO_C)
 fuzz-state_LIBS := -lprotobuf-c
 fuzz-uevent_SRCS := tests/fuzz/fuzz-uevent.c daemon/uevent.c shared/parse-util.c
 fuzz-cgroup_SRCS := tests/fuzz/fuzz-cgroup.c daemon/cgroup-parse.c shared/parse-util.c

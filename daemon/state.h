@@ -6,7 +6,8 @@
  *  - originals.pb in the runtime directory: each tuned device's scheduler
  *    and targets from before tuning, for rollback after a crash.
  * Encoding and decoding are pure (fuzzed); files are written atomically
- * (temporary file, fsync, rename, fsync of the directory).
+ * (temporary file, fsync, rename, fsync of the directory). state.c has
+ * the first, originals.c the second, state-table.c what both share.
  */
 #pragma once
 
