@@ -74,7 +74,7 @@ CTL_SRCS := daemon/controller/controller.c daemon/controller/ctl-protect.c \
 PIPELINE_SRCS := daemon/interval.c daemon/host-cpu.c daemon/ctl-sample.c daemon/report.c daemon/uevent.c daemon/metrics-totals.c \
 	daemon/metrics.c daemon/ksym-ranges.c daemon/profile.c daemon/share.c daemon/cgroup-parse.c
 SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/observer-cgroup.c daemon/observer-adjusts.c daemon/cgroup-io.c daemon/cost-probe.c daemon/kyber-sysfs.c \
-	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-weights.c daemon/manager-adjusts.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-pulse.c daemon/device-status.c daemon/device-share.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
+	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-goals.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-weights.c daemon/manager-adjusts.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-pulse.c daemon/device-status.c daemon/device-share.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
 	daemon/service.c daemon/conf.c daemon/conf-weights.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/state-table.c daemon/originals.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)

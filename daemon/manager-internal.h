@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The manager's state: shared by manager.c (devices, requests) and
- * manager-previous.c (what a previous instance left), and nothing else. */
+/* The manager's state: shared by manager.c (lifecycle, the tick,
+ * persistence) and its parts in manager-*.c, and nothing else. */
 #pragma once
 
 #include "cgroup-io.h"
@@ -39,6 +39,10 @@ struct manager {
  * file); *ret (if not NULL) the device. -errno, with a sentence in error. */
 int manager_start_device(struct manager *m, const struct blockdev *bd, const struct goal *g,
 			 enum goal_source source, bool weights_only, struct device **ret, sd_bus_error *error);
+
+/* The interval timer, on while there is a device to tune and off
+ * otherwise. */
+void manager_update_tick(struct manager *m);
 
 /* manager-adjusts.c: Kyber's depth changes to the devices (for their
  * grow pulses). -errno, logged. */
