@@ -80,7 +80,7 @@ SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemo
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
 # tunectl/: the CLI. An sd-bus client and the flight-record decoder.
 TUNECTL_SRCS := tunectl/tunectl.c tunectl/tunectl-bus.c tunectl/tunectl-monitor.c \
-	tunectl/tunectl-replay.c tunectl/tunectl-format.c tunectl/tunectl-weights.c $(SHARED_SRCS)
+	tunectl/tunectl-replay.c tunectl/tunectl-format.c tunectl/tunectl-json.c tunectl/tunectl-weights.c $(SHARED_SRCS)
 
 BPF_SRCS := bpf/kyber_observer.bpf.c bpf/sched_cost.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -263,13 +263,13 @@ $(BUILD)/tests/test-state: TEST_LIBS := -lprotobuf-c
 $(BUILD)/tests/test-report: tests/unit/test-report.c tests/unit/json-line.h daemon/report.c daemon/interval.c daemon/host-cpu.c \
 	daemon/ctl-sample.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-report: TEST_LIBS := -ljson-c
-$(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/json-line.h tunectl/tunectl-format.c shared/hist.c \
+$(BUILD)/tests/test-tunectl-format: tests/unit/test-tunectl-format.c tests/unit/json-line.h tunectl/tunectl-format.c tunectl/tunectl-json.c shared/hist.c \
 	shared/parse-util.c
 $(BUILD)/tests/test-tunectl-format: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-uevent: tests/unit/test-uevent.c daemon/uevent.c shared/parse-util.c
 $(BUILD)/tests/test-share: tests/unit/test-share.c daemon/share.c
 $(BUILD)/tests/test-tunectl-weights: tests/unit/test-tunectl-weights.c tests/unit/json-line.h tunectl/tunectl-weights.c \
-	tunectl/tunectl-format.c shared/hist.c shared/parse-util.c shared/log.c
+	tunectl/tunectl-format.c tunectl/tunectl-json.c shared/hist.c shared/parse-util.c shared/log.c
 $(BUILD)/tests/test-tunectl-weights: TEST_LIBS := -ljson-c
 $(BUILD)/tests/test-cgroup-parse: tests/unit/test-cgroup-parse.c daemon/cgroup-parse.c shared/parse-util.c
 $(BUILD)/tests/test-ksym-ranges: tests/unit/test-ksym-ranges.c daemon/ksym-ranges.c
