@@ -12,6 +12,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "goal.h"
 #include "log.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -210,6 +211,61 @@ static int verb_list(sd_bus *bus, int argc, char **argv)
 	return ret;
 }
 
+/* GOAL may come as several words: read-p99=2ms mode=balanced. NULL when
+ * out of memory. */
+static char *goal_words(int argc, char **argv)
+{
+	size_t len = 1;
+	char *goal;
+
+	for (int a = 2; a < argc; a++)
+		len += strlen(argv[a]) + 1;
+	goal = calloc(1, len);
+	if (!goal)
+		return NULL;
+	for (int a = 2; a < argc; a++) {
+		if (a > 2)
+			strcat(goal, " ");
+		strcat(goal, argv[a]);
+	}
+	return goal;
+}
+
+/* The daemon judges a goal too; said here, a typo needs no bus. */
+static int check_goal(int argc, char **argv)
+{
+	_cleanup_free_ char *goal = goal_words(argc, argv);
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	struct goal g;
+
+	if (!goal)
+		return log_oom_status();
+	if (goal_parse(goal, &g, &e) >= 0)
+		return 0;
+	log_error("%s", e.message ?: "Invalid goal");
+	sd_bus_error_free(&e);
+	return EXIT_USAGE;
+}
+
+static int parse_weight(const char *arg, uint32_t *ret)
+{
+	uint64_t w;
+
+	if (parse_u64_strict(arg, false, &w) < 0 || w < 1 || w > 10000) {
+		log_error("Invalid weight '%s': expected 1-10000, as io.weight", arg);
+		return EXIT_USAGE;
+	}
+	*ret = (uint32_t)w;
+	return 0;
+}
+
+static int check_weight(int argc, char **argv)
+{
+	uint32_t w;
+
+	return strcmp(argv[0], "set-weight") == 0 ? parse_weight(argv[3], &w) : 0;
+}
+
 /* set-goal, clear-goal, pause, resume, reset: one Manager call. */
 static int verb_change(sd_bus *bus, int argc, char **argv)
 {
@@ -224,7 +280,7 @@ static int verb_change(sd_bus *bus, int argc, char **argv)
 	};
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	_cleanup_free_ char *goal = NULL;
-	size_t i, len = 1;
+	size_t i;
 	int r;
 
 	for (i = 0; strcmp(map[i].verb, argv[0]) != 0; i++)
@@ -233,17 +289,9 @@ static int verb_change(sd_bus *bus, int argc, char **argv)
 		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, map[i].method, &e, NULL,
 				       "s", argv[1]);
 	else {
-		/* GOAL may come as several words: read-p99=2ms mode=balanced */
-		for (int a = 2; a < argc; a++)
-			len += strlen(argv[a]) + 1;
-		goal = calloc(1, len);
+		goal = goal_words(argc, argv);
 		if (!goal)
 			return log_oom_status();
-		for (int a = 2; a < argc; a++) {
-			if (a > 2)
-				strcat(goal, " ");
-			strcat(goal, argv[a]);
-		}
 		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "SetGoal", &e, NULL, "ss",
 				       argv[1], goal);
 	}
@@ -337,16 +385,15 @@ static int verb_weight(sd_bus *bus, int argc, char **argv)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	bool set = strcmp(argv[0], "set-weight") == 0;
-	uint64_t weight = 0;
+	uint32_t weight = 0;
 	int r;
 
 	if (set) {
-		if (parse_u64_strict(argv[3], false, &weight) < 0 || weight < 1 || weight > 10000) {
-			log_error("Invalid weight '%s': expected 1-10000, as io.weight", argv[3]);
-			return EXIT_USAGE;
-		}
+		r = parse_weight(argv[3], &weight);
+		if (r)
+			return r;
 		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "SetWeight", &e, NULL, "ssu",
-				       argv[1], argv[2], (uint32_t)weight);
+				       argv[1], argv[2], weight);
 	} else
 		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_MANAGER_INTERFACE, "ClearWeight", &e, NULL,
 				       "ss", argv[1], argv[2]);
@@ -409,21 +456,22 @@ static const struct verb {
 	int min_args, max_args;		/* after the verb; -1: any */
 	bool bus;
 	int (*run)(sd_bus *bus, int argc, char **argv);
+	int (*check)(int argc, char **argv);	/* before the bus: 0, or the exit status */
 } verbs[] = {
-	{ "status", 0, 1, true, verb_status },
-	{ "list", 0, 0, true, verb_list },
-	{ "set-goal", 2, -1, true, verb_change },
-	{ "clear-goal", 1, 1, true, verb_change },
-	{ "pause", 1, 1, true, verb_change },
-	{ "resume", 1, 1, true, verb_change },
-	{ "reset", 1, 1, true, verb_change },
-	{ "set-weight", 3, 3, true, verb_weight },
-	{ "clear-weight", 2, 2, true, verb_weight },
-	{ "weights", 1, 1, true, verb_weights },
-	{ "monitor", 0, 1, true, verb_monitor },
-	{ "hist", 1, 2, true, verb_hist },
-	{ "replay", 1, 1, false, verb_replay },
-	{ "export-profile", 1, 1, true, verb_export_profile },
+	{ "status", 0, 1, true, verb_status, NULL },
+	{ "list", 0, 0, true, verb_list, NULL },
+	{ "set-goal", 2, -1, true, verb_change, check_goal },
+	{ "clear-goal", 1, 1, true, verb_change, NULL },
+	{ "pause", 1, 1, true, verb_change, NULL },
+	{ "resume", 1, 1, true, verb_change, NULL },
+	{ "reset", 1, 1, true, verb_change, NULL },
+	{ "set-weight", 3, 3, true, verb_weight, check_weight },
+	{ "clear-weight", 2, 2, true, verb_weight, NULL },
+	{ "weights", 1, 1, true, verb_weights, NULL },
+	{ "monitor", 0, 1, true, verb_monitor, NULL },
+	{ "hist", 1, 2, true, verb_hist, NULL },
+	{ "replay", 1, 1, false, verb_replay, NULL },
+	{ "export-profile", 1, 1, true, verb_export_profile, NULL },
 };
 
 enum {
@@ -481,6 +529,11 @@ int main(int argc, char *argv[])
 	if (nargs < v->min_args || (v->max_args >= 0 && nargs > v->max_args)) {
 		log_error("%s: %s arguments; see --help", v->name, nargs < v->min_args ? "missing" : "too many");
 		return EXIT_USAGE;
+	}
+	if (v->check) {
+		r = v->check(argc - optind, argv + optind);
+		if (r)
+			return r;
 	}
 	if (v->bus && connect_bus(&bus) != 0)
 		return 1;

@@ -387,6 +387,20 @@ def test_usage_errors():
     assert res.stdout.startswith("kyber-tunectl ")
 
 
+def test_malformed_arguments_named_without_the_daemon(bus):
+    """A malformed goal or weight is named before the bus is reached: one
+    line, exit 2, also where the daemon is not running; a well-formed one
+    goes on to the bus (and finds no daemon there)."""
+    for verb, token in ((["set-goal", "loop0", "read-p99=2xs"], "read-p99=2xs"),
+                        (["set-goal", "loop0", "read-p99=1ms", "mode=fast"], "mode=fast"),
+                        (["set-weight", "loop0", "tenants/a", "0"], "Invalid weight '0'")):
+        res = tunectl(bus, *verb, timeout=30)
+        assert res.returncode == 2 and token in res.stderr and res.stderr.count("\n") == 1, (verb, res.stderr)
+        assert "not running" not in res.stderr, res.stderr
+    res = tunectl(bus, "set-weight", "loop0", "tenants/a", "100", timeout=30)
+    assert res.returncode == 1 and "kyber-tuned is not running" in res.stderr, res.stderr
+
+
 def test_round_trip(bus, flash, service):
     """list/status/pause/resume/reset/clear-goal with sysfs checked,
     unknown devices, introspection, PropertiesChanged at most once per
@@ -506,7 +520,7 @@ def test_round_trip(bus, flash, service):
         res = tunectl(bus, *verb)
         assert res.returncode == 1 and "has no goal" in res.stderr and res.stderr.count("\n") == 1, res.stderr
     res = tunectl(bus, "set-goal", flash.name, "read-p99=2xs")
-    assert res.returncode == 1 and "read-p99=2xs" in res.stderr, res.stderr
+    assert res.returncode == 2 and "read-p99=2xs" in res.stderr and res.stderr.count("\n") == 1, res.stderr
     res = tunectl(bus, "set-goal", "nosuchdisk0", GOAL)
     assert res.returncode == 0 and "nosuchdisk0 is not here" in res.stdout, res
     assert tunectl(bus, "clear-goal", "nosuchdisk0").returncode == 0
