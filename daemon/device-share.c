@@ -305,34 +305,13 @@ static bool limits_any(const struct share_limits *l)
 	return l->read_iops > 0 || l->write_iops > 0 || l->read_bps > 0 || l->write_bps > 0;
 }
 
-void device_share_step(struct device *d)
+/* Each member's period from the cgroups' counters (a member not seen
+ * did nothing), its weight, and its state from the last step. */
+static void gather(struct device *d, double secs, struct share_input *in, struct share_group *g)
 {
 	struct device_share *ds = d->share;
-	struct share_input in[SHARE_GROUPS_MAX];
-	struct share_limits out[SHARE_GROUPS_MAX];
-	struct share_group g[SHARE_GROUPS_MAX];
-	struct share_period p = {};
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	bool was_limiting;
-	double secs;
-	size_t n;
+	size_t n = take_samples(d);
 
-	if (!ds || !ds->n_weights || d->paused || d->gone)
-		return;
-	if (!ds->accounting) {
-		if (observer_set_cgroups(d->env.observer, d->ms.slot, true) < 0) {
-			log_dev_warning(d->dev.name, "failed to turn per-cgroup accounting on");
-			return;
-		}
-		ds->accounting = true;
-		ds->last_ns = now;
-		return;
-	}
-	secs = (double)(now - ds->last_ns) / 1e9;
-	if (secs * 1e9 < SHARE_PERIOD_MIN * (double)d->env.o->interval_ns)
-		return;
-	ds->last_ns = now;
-	n = take_samples(d);
 	for (size_t i = 0; i < ds->n_members; i++)
 		ds->members[i].seen = false;
 	for (size_t i = 0; i < n; i++) {
@@ -357,6 +336,35 @@ void device_share_step(struct device *d)
 		g[i] = m->g;
 		m->idle = in[i].reads + in[i].writes > 0 ? 0 : m->idle + 1;
 	}
+}
+
+void device_share_step(struct device *d)
+{
+	struct device_share *ds = d->share;
+	struct share_input in[SHARE_GROUPS_MAX];
+	struct share_limits out[SHARE_GROUPS_MAX];
+	struct share_group g[SHARE_GROUPS_MAX];
+	struct share_period p = {};
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	bool was_limiting;
+	double secs;
+
+	if (!ds || !ds->n_weights || d->paused || d->gone)
+		return;
+	if (!ds->accounting) {
+		if (observer_set_cgroups(d->env.observer, d->ms.slot, true) < 0) {
+			log_dev_warning(d->dev.name, "failed to turn per-cgroup accounting on");
+			return;
+		}
+		ds->accounting = true;
+		ds->last_ns = now;
+		return;
+	}
+	secs = (double)(now - ds->last_ns) / 1e9;
+	if (secs * 1e9 < SHARE_PERIOD_MIN * (double)d->env.o->interval_ns)
+		return;
+	ds->last_ns = now;
+	gather(d, secs, in, g);
 	if (d->have_interval) {
 		p.read_service_ns = service_ns(d->ms.iv->op[KT_OP_READ].hist[KT_LAT_DEVICE]);
 		p.write_service_ns = service_ns(d->ms.iv->op[KT_OP_WRITE].hist[KT_LAT_DEVICE]);

@@ -102,6 +102,54 @@ static void ctx_done(struct observe_ctx *c)
 	sd_event_unref(c->event);
 }
 
+/* Every device resolved before anything is loaded: a typo fails fast. */
+static int resolve_devices(struct observe_ctx *c)
+{
+	const struct observe_options *opts = c->opts;
+
+	for (size_t i = 0; i < opts->n_devices; i++) {
+		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+		struct observed *d = &c->devs[c->n_devs];
+		int r;
+
+		r = blockdev_resolve(opts->sysroot, opts->devices[i], &d->dev, &error);
+		if (r < 0) {
+			log_error("%s", error_message(&error, r));
+			return r;
+		}
+		r = blockdev_check_kyber(opts->sysroot, &d->dev, &error);
+		if (r < 0)
+			log_warning("%s; observing latencies only", error_message(&error, r));
+		c->n_devs++;
+	}
+	return 0;
+}
+
+static int watch_devices(struct observe_ctx *c)
+{
+	const struct observe_options *opts = c->opts;
+
+	measure_read_host(&c->host);
+	for (size_t i = 0; i < c->n_devs; i++) {
+		struct observed *d = &c->devs[i];
+		struct measure_where w = {
+			.sysroot = opts->sysroot, .name = d->dev.name, .track_requests = opts->track_requests,
+			.host = &c->host,
+		};
+		struct sched_info si;
+		int r;
+
+		if (kyber_sysfs_read_scheduler(opts->sysroot, d->dev.name, &si) == 0)
+			w.scheduler = si.current;
+		r = measure_start(&d->ms, c->observer, d->dev.kdev, &w);
+		if (r == -EEXIST)
+			return log_error_errno(r, "%s is given twice", d->dev.name);
+		if (r < 0)
+			return log_error_errno(r, "Failed to watch %s: %m", d->dev.name);
+	}
+	return 0;
+}
+
 int observe_run(const struct observe_options *opts)
 {
 	struct observe_ctx c = { .opts = opts };
@@ -112,49 +160,17 @@ int observe_run(const struct observe_options *opts)
 	c.devs = calloc(opts->n_devices, sizeof(*c.devs));
 	if (!c.devs)
 		return log_error_errno(-ENOMEM, "Out of memory");
-	/* Resolve every device before loading anything: a typo fails fast. */
-	for (size_t i = 0; i < opts->n_devices; i++) {
-		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-		struct observed *d = &c.devs[c.n_devs];
-
-		r = blockdev_resolve(opts->sysroot, opts->devices[i], &d->dev, &error);
-		if (r < 0) {
-			log_error("%s", error_message(&error, r));
-			goto out;
-		}
-		r = blockdev_check_kyber(opts->sysroot, &d->dev, &error);
-		if (r < 0)
-			log_warning("%s; observing latencies only", error_message(&error, r));
-		c.n_devs++;
-	}
-
+	r = resolve_devices(&c);
+	if (r < 0)
+		goto out;
 	r = observer_new(&c.observer, opts->attach, (unsigned)opts->n_devices);
 	if (r < 0)
 		goto out;
 	log_debug("BPF observer attached via %s%s", observer_attach_to_string(observer_attach_mode(c.observer)),
 		  observer_has_kyber_view(c.observer) ? "" : " (no Kyber tracepoints)");
-	measure_read_host(&c.host);
-	for (size_t i = 0; i < c.n_devs; i++) {
-		struct observed *d = &c.devs[i];
-
-		struct measure_where w = {
-			.sysroot = opts->sysroot, .name = d->dev.name, .track_requests = opts->track_requests,
-			.host = &c.host,
-		};
-		struct sched_info si;
-
-		if (kyber_sysfs_read_scheduler(opts->sysroot, d->dev.name, &si) == 0)
-			w.scheduler = si.current;
-		r = measure_start(&d->ms, c.observer, d->dev.kdev, &w);
-		if (r == -EEXIST) {
-			r = log_error_errno(r, "%s is given twice", d->dev.name);
-			goto out;
-		}
-		if (r < 0) {
-			log_error_errno(r, "Failed to watch %s: %m", d->dev.name);
-			goto out;
-		}
-	}
+	r = watch_devices(&c);
+	if (r < 0)
+		goto out;
 
 	r = sd_event_new(&c.event);
 	if (r < 0) {
