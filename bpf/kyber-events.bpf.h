@@ -3,8 +3,7 @@
  * Kyber's own view of a watched device, from its tracepoints: the depths
  * it set (also streamed for the write domain, which a pulse follows) and
  * its throttled counts. Not its kyber_latency records: nothing in the
- * daemon reads them, and Kyber's timer fires that tracepoint with the
- * caches cold, where even an empty program costs more than a completion's.
+ * daemon reads them (docs/observer.md, "Kyber's view").
  */
 #pragma once
 
