@@ -75,7 +75,7 @@ PIPELINE_SRCS := daemon/interval.c daemon/host-cpu.c daemon/ctl-sample.c daemon/
 	daemon/metrics.c daemon/ksym-ranges.c daemon/profile.c daemon/share.c daemon/cgroup-parse.c
 SYS_SRCS := daemon/log-journal.c daemon/metrics-writer.c daemon/observer.c daemon/observer-cgroup.c daemon/observer-adjusts.c daemon/cgroup-io.c daemon/cost-probe.c daemon/kyber-sysfs.c \
 	daemon/blockdev.c daemon/blockdev-user.c daemon/measure.c daemon/observe.c daemon/manager.c daemon/manager-goals.c daemon/manager-cost.c daemon/manager-previous.c daemon/manager-weights.c daemon/manager-adjusts.c daemon/manager-hotplug.c daemon/device-events.c daemon/device.c daemon/device-pulse.c daemon/device-status.c daemon/device-share.c daemon/device-operator.c daemon/device-sched.c daemon/device-profile.c daemon/profile-dirs.c \
-	daemon/service.c daemon/conf.c daemon/conf-weights.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/state-table.c daemon/originals.c daemon/fileio.c \
+	daemon/service.c daemon/conf.c daemon/conf-load.c daemon/conf-weights.c daemon/bus.c daemon/bus-device.c daemon/bus-auth.c daemon/state.c daemon/state-table.c daemon/originals.c daemon/fileio.c \
 	daemon/privs.c
 DAEMON_SRCS := daemon/main.c $(SHARED_SRCS) $(CTL_SRCS) $(PIPELINE_SRCS) $(SYS_SRCS)
 # tunectl/: the CLI. An sd-bus client and the flight-record decoder.
@@ -214,7 +214,7 @@ $(BUILD)/tests/test-flashsim-model: tests/unit/test-flashsim-model.c tools/flash
 # The goal grammar reports through an sd_bus_error (shared/error.h): -lsystemd.
 $(BUILD)/tests/test-goal: tests/unit/test-goal.c shared/goal.c shared/parse-util.c shared/error.c
 $(BUILD)/tests/test-goal: TEST_LIBS := -lsystemd
-$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/conf-load.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 $(BUILD)/tests/test-conf: TEST_LIBS := -linih -lsystemd
 # The controller closed-loop against the simulator (tuner-loop.c: the
@@ -337,7 +337,7 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
 	-fno-sanitize-recover=all
 fuzz-goal_SRCS := tests/fuzz/fuzz-goal.c shared/goal.c shared/parse-util.c shared/error.c
 fuzz-goal_LIBS := -lsystemd
-fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+fuzz-conf_SRCS := tests/fuzz/fuzz-conf.c daemon/conf.c daemon/conf-load.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 fuzz-conf_LIBS := -linih -lsystemd
 fuzz-state_SRCS := tests/fuzz/fuzz-state.c daemon/state.c daemon/state-table.c daemon/originals.c daemon/fileio.c shared/record.c $(PROTO_C)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests: daemon/conf.c, on text and on fake files in a temp dir.
+ * Unit tests: daemon/conf.c and conf-load.c, on text and on fake files in a temp dir.
  * Warnings go to stderr (log.c); they are captured through a temp file so
  * that their exact text can be checked.
  */
