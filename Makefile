@@ -91,7 +91,7 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-ctl-disturb test-ctl-aim test-ctl-step test-ctl-scatter test-ctl-pulse \
+	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-ctl-disturb test-ctl-aim test-ctl-step test-ctl-scatter test-ctl-pulse test-ctl-targets \
 	test-controller test-ctl-sched test-conf test-state test-tunectl-format test-uevent test-metrics \
 	test-ksym-ranges test-profile test-share test-cgroup-parse test-tunectl-weights test-host-cpu
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
@@ -240,6 +240,9 @@ $(BUILD)/tests/test-ctl-scatter: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-ctl-pulse: tests/unit/test-ctl-pulse.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
 	shared/parse-util.c
 $(BUILD)/tests/test-ctl-pulse: TEST_LIBS := -lsystemd
+$(BUILD)/tests/test-ctl-targets: tests/unit/test-ctl-targets.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
+	shared/parse-util.c
+$(BUILD)/tests/test-ctl-targets: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \
 	tests/unit/tuner-loop.h $(SIM_HDRS)
 $(BUILD)/tests/test-controller: TEST_LIBS := -lsystemd

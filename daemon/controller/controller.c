@@ -449,6 +449,7 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 	c->last_state = d->state;
 	ctl_never_harmful(s, &d->targets);
 	engaged_read_ns = d->targets.read_ns;
+	ctl_keep_hurt_read(s, cur, &d->targets);
 	d->write = ctl_settle_write(cur, &d->targets) || d->pulse_write_ns;
 	/* Engaging, the read target in force was not set for this goal (Kyber's
 	 * default, an open point): the brake is written as computed. */

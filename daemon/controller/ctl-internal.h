@@ -85,6 +85,9 @@ void ctl_never_harmful(const struct ctl_sample *s, struct kyber_targets *t);
 /* Keeps the current value of a target that moved too little to matter;
  * true when anything is left to write. */
 bool ctl_settle_write(const struct kyber_targets *cur, struct kyber_targets *t);
+/* Keeps the read target in force where it and the new one both count the
+ * reads as hurt (CTL_READ_HURT_MARGIN). */
+void ctl_keep_hurt_read(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t);
 
 /* ctl-metric.c: the goal's percentile of read total latency. */
 void ctl_metric_forget(struct ctl_metric *m);

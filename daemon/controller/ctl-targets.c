@@ -73,3 +73,11 @@ bool ctl_settle_write(const struct kyber_targets *cur, struct kyber_targets *t)
 		t->write_ns = cur->write_ns;
 	return t->read_ns != cur->read_ns || t->write_ns != cur->write_ns;
 }
+
+void ctl_keep_hurt_read(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t)
+{
+	double hurt = CTL_READ_HURT_MARGIN * (double)s->read.device_p90_ns;
+
+	if (s->read.completed && (double)cur->read_ns <= hurt && (double)t->read_ns <= hurt)
+		t->read_ns = cur->read_ns;
+}

@@ -278,6 +278,11 @@
  * buckets are a quarter of a target wide. */
 #define CTL_REWRITE_READ 1.4
 #define CTL_REWRITE_WRITE 1.1
+/* A read target under this x the reads' device P90 counts them as hurt
+ * at every Kyber decision through a second's noise of that P90 (a
+ * bucket, a quarter of the target), and lets them grow to full depth:
+ * two such targets are the same to Kyber, and the one in force stays. */
+#define CTL_READ_HURT_MARGIN 0.75
 
 /* ---- Workload awareness */
 

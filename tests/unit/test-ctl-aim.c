@@ -64,6 +64,16 @@ static uint64_t goal_read_target(const struct controller *c)
 	return ctl_protect_read_target(&feasible);
 }
 
+/* The read target in force is at least the aim's, or both count reads
+ * with that device P90 as hurt at every Kyber decision, which makes them
+ * the same to Kyber: the one in force stays (ctl_keep_hurt_read()). */
+static bool same_to_kyber_or_above(uint64_t in_force, uint64_t aim, uint64_t p90)
+{
+	double hurt = CTL_READ_HURT_MARGIN * (double)p90;
+
+	return in_force >= aim || ((double)in_force <= hurt && (double)aim <= hurt);
+}
+
 /*
  * Reads miss 2 ms even behind a single write: the verdict, and the law
  * aims at the 3 ms that gives, with the read target no lower than the
@@ -87,7 +97,8 @@ static void test_aim_in_force(void **state)
 	assert_in_range(ctl_aim_read_ns(&c.aim, 2 * MSEC), 3 * MSEC, 3300 * USEC);
 	assert_true(c.aim.read_p90_ns >= 3 * MSEC);
 	assert_true(cur.read_ns > goal_read_target(&c));
-	assert_true(cur.read_ns >= (uint64_t)(c.read_scale * (double)c.aim.read_p90_ns));
+	assert_true(same_to_kyber_or_above(cur.read_ns, (uint64_t)(c.read_scale * (double)c.aim.read_p90_ns),
+					   3 * MSEC));
 	assert_non_null(strstr(d.reason, "aiming at"));
 	for (unsigned i = 0; i < 20; i++) {
 		at_depth(&c, &cur, 3 * MSEC, 1, &d);
