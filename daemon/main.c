@@ -230,7 +230,6 @@ static int parse_choice(int c, const char *arg, struct args *a)
 	return 0;
 }
 
-/* 1: go on; 0: done (--help, --version); -EINVAL: bad usage (logged). */
 /* A path option: absolute, or "" for none. */
 static bool absolute_or_empty(const char *option, const char *arg)
 {
@@ -240,6 +239,74 @@ static bool absolute_or_empty(const char *option, const char *arg)
 	return false;
 }
 
+/* The options that name where the daemon keeps its files, and how large
+ * its record grows: 0, or -EINVAL (logged). */
+static int parse_file_option(int c, const char *arg, struct args *a)
+{
+	struct manager_options *mp = &a->svc.manager;
+
+	switch (c) {
+	case ARG_STATE_DIR:
+		mp->state_dir = *arg ? arg : NULL;
+		a->state_given = true;
+		break;
+	case ARG_RUNTIME_DIR:
+		mp->runtime_dir = *arg ? arg : NULL;
+		a->runtime_given = true;
+		break;
+	case ARG_RECORD:
+		mp->record_path = *arg ? arg : NULL;
+		a->svc.cli_set |= SERVICE_CLI_RECORD;
+		break;
+	case ARG_METRICS_FILE:
+		if (!absolute_or_empty("--metrics-file", arg))
+			return -EINVAL;
+		mp->metrics_path = *arg ? arg : NULL;
+		a->svc.cli_set |= SERVICE_CLI_METRICS;
+		break;
+	case ARG_PROFILE_DIR:
+		if (!absolute_or_empty("--profile-dir", arg))
+			return -EINVAL;
+		mp->profile_dir = arg;
+		break;
+	default:	/* ARG_RECORD_MAX */
+		if (conf_parse_record_size(arg, &mp->record_max_bytes) < 0) {
+			log_error("Invalid --record-max-size '%s': a size in bytes between %llu and %llu "
+				  "(k, M, G multiply by 1000)", arg, (unsigned long long)RECORD_SIZE_MIN,
+				  (unsigned long long)RECORD_SIZE_MAX);
+			return -EINVAL;
+		}
+		a->svc.cli_set |= SERVICE_CLI_RECORD_MAX;
+		break;
+	}
+	return 0;
+}
+
+/* The options without an argument. */
+static void set_flag(int c, struct args *a)
+{
+	switch (c) {
+	case ARG_FOREGROUND:
+		a->svc.bus = false;
+		break;
+	case ARG_NO_ROLLBACK:
+		a->svc.manager.rollback = false;
+		a->svc.cli_set |= SERVICE_CLI_ROLLBACK;
+		break;
+	case ARG_NO_SWITCH:
+		a->svc.manager.switch_scheduler = false;
+		a->svc.cli_set |= SERVICE_CLI_SWITCH;
+		break;
+	case ARG_JSON:
+		a->obs.json = a->svc.manager.json = true;
+		break;
+	default:	/* ARG_TRACK_REQUESTS */
+		a->obs.track_requests = true;
+		break;
+	}
+}
+
+/* 1: go on; 0: done (--help, --version); -EINVAL: bad usage (logged). */
 static int parse_argv(int argc, char *argv[], struct args *a)
 {
 	int c;
@@ -255,9 +322,6 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			a->svc.manager.interval_ns = a->obs.interval_ns;
 			a->svc.cli_set |= SERVICE_CLI_INTERVAL;
 			break;
-		case ARG_FOREGROUND:
-			a->svc.bus = false;
-			break;
 		case ARG_GOAL:
 			if (parse_goal(optarg, a) < 0)
 				return -EINVAL;
@@ -270,36 +334,13 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 			set_config(a, optarg);
 			break;
 		case ARG_STATE_DIR:
-			a->svc.manager.state_dir = *optarg ? optarg : NULL;
-			a->state_given = true;
-			break;
 		case ARG_RUNTIME_DIR:
-			a->svc.manager.runtime_dir = *optarg ? optarg : NULL;
-			a->runtime_given = true;
-			break;
 		case ARG_RECORD:
-			a->svc.manager.record_path = *optarg ? optarg : NULL;
-			a->svc.cli_set |= SERVICE_CLI_RECORD;
-			break;
 		case ARG_METRICS_FILE:
-			if (!absolute_or_empty("--metrics-file", optarg))
-				return -EINVAL;
-			a->svc.manager.metrics_path = *optarg ? optarg : NULL;
-			a->svc.cli_set |= SERVICE_CLI_METRICS;
-			break;
 		case ARG_PROFILE_DIR:
-			if (!absolute_or_empty("--profile-dir", optarg))
-				return -EINVAL;
-			a->svc.manager.profile_dir = optarg;
-			break;
 		case ARG_RECORD_MAX:
-			if (conf_parse_record_size(optarg, &a->svc.manager.record_max_bytes) < 0) {
-				log_error("Invalid --record-max-size '%s': a size in bytes between %llu and %llu "
-					  "(k, M, G multiply by 1000)", optarg, (unsigned long long)RECORD_SIZE_MIN,
-					  (unsigned long long)RECORD_SIZE_MAX);
+			if (parse_file_option(c, optarg, a) < 0)
 				return -EINVAL;
-			}
-			a->svc.cli_set |= SERVICE_CLI_RECORD_MAX;
 			break;
 		case ARG_DEVICE_EVENTS:
 			if (device_events_source_from_string(optarg, &a->svc.device_events) < 0) {
@@ -307,25 +348,18 @@ static int parse_argv(int argc, char *argv[], struct args *a)
 				return -EINVAL;
 			}
 			break;
-		case ARG_NO_ROLLBACK:
-			a->svc.manager.rollback = false;
-			a->svc.cli_set |= SERVICE_CLI_ROLLBACK;
-			break;
-		case ARG_NO_SWITCH:
-			a->svc.manager.switch_scheduler = false;
-			a->svc.cli_set |= SERVICE_CLI_SWITCH;
-			break;
 		case ARG_COUNT:
 			if (parse_u64_strict(optarg, false, &a->obs.count) < 0 || a->obs.count == 0) {
 				log_error("Invalid --count '%s': expected a positive integer", optarg);
 				return -EINVAL;
 			}
 			break;
+		case ARG_FOREGROUND:
+		case ARG_NO_ROLLBACK:
+		case ARG_NO_SWITCH:
 		case ARG_JSON:
-			a->obs.json = a->svc.manager.json = true;
-			break;
 		case ARG_TRACK_REQUESTS:
-			a->obs.track_requests = true;
+			set_flag(c, a);
 			break;
 		case ARG_ATTACH:
 		case ARG_LOG_LEVEL:

@@ -194,11 +194,11 @@ void tuner_loop_step(struct tuner_loop *l)
 	if (hist_count(l->window))
 		(void)hist_percentile(l->window, l->ctl.goal.has_read ? l->ctl.goal.read_pct : 99, &l->metric);
 	if (l->trace)
-		print_message("  t=%us %-10s depth w=%3u wIOPS %6.0f wP99 %6.0fus (free %6.0fus) P%g %7.0fus "
+		print_message("  t=%us %-10s depth w=%3u wIOPS %6.0f wP99 %6.0fus (free %6.0fus) P%g %7.0fus rP90 %6.0fus "
 			      "targets %llu/%llu%s%s: %s\n",
 			      l->windows, ctl_state_to_string(l->d.state), l->s.write.kyber_depth,
 			      l->write_iops, l->s.write.total_p99_ns / 1e3, controller_write_ref_ns(&l->ctl) / 1e3,
-			      l->ctl.goal.read_pct, l->metric / 1e3,
+			      l->ctl.goal.read_pct, l->metric / 1e3, l->s.read.device_p90_ns / 1e3,
 			      (unsigned long long)l->d.targets.read_ns,
 			      (unsigned long long)l->d.targets.write_ns, l->d.write ? " (written)" : "",
 			      l->hiccup ? " (hiccup)" : "", l->d.reason);
