@@ -91,8 +91,8 @@ PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_SRCS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 UNIT_TESTS := test-hist test-parse-util test-kyber-sysfs test-report test-blockdev \
-	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-ctl-disturb test-ctl-aim test-ctl-step test-ctl-scatter test-ctl-pulse test-ctl-targets \
-	test-controller test-ctl-sched test-conf test-state test-tunectl-format test-uevent test-metrics \
+	test-kyber-sim test-kyber-sim-matrix test-flashsim-model test-goal test-ctl-law test-ctl-relax test-ctl-disturb test-ctl-aim test-ctl-step test-ctl-scatter test-ctl-pulse test-ctl-targets \
+	test-controller test-ctl-sched test-conf test-conf-load test-state test-tunectl-format test-uevent test-metrics \
 	test-ksym-ranges test-profile test-share test-cgroup-parse test-tunectl-weights test-host-cpu
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
@@ -214,9 +214,13 @@ $(BUILD)/tests/test-flashsim-model: tests/unit/test-flashsim-model.c tools/flash
 # The goal grammar reports through an sd_bus_error (shared/error.h): -lsystemd.
 $(BUILD)/tests/test-goal: tests/unit/test-goal.c shared/goal.c shared/parse-util.c shared/error.c
 $(BUILD)/tests/test-goal: TEST_LIBS := -lsystemd
-$(BUILD)/tests/test-conf: tests/unit/test-conf.c daemon/conf.c daemon/conf-load.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+$(BUILD)/tests/test-conf: tests/unit/test-conf.c tests/unit/conf-samples.h daemon/conf.c daemon/conf-load.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 $(BUILD)/tests/test-conf: TEST_LIBS := -linih -lsystemd
+$(BUILD)/tests/test-conf-load: tests/unit/test-conf-load.c tests/unit/conf-samples.h daemon/conf.c daemon/conf-load.c \
+	daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
+	shared/log.c daemon/kyber-sysfs.c shared/error.c
+$(BUILD)/tests/test-conf-load: TEST_LIBS := -linih -lsystemd
 # The controller closed-loop against the simulator (tuner-loop.c: the
 # daemon's loop around it); the matrix against the grid oracle.
 TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
@@ -225,6 +229,9 @@ TUNER_LOOP_SRCS := tests/unit/tuner-loop.c $(CTL_SRCS) shared/goal.c shared/erro
 $(BUILD)/tests/test-ctl-law: tests/unit/test-ctl-law.c tests/unit/law-samples.h $(CTL_SRCS) \
 	shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-ctl-law: TEST_LIBS := -lsystemd
+$(BUILD)/tests/test-ctl-relax: tests/unit/test-ctl-relax.c tests/unit/law-samples.h $(CTL_SRCS) \
+	shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
+$(BUILD)/tests/test-ctl-relax: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-ctl-disturb: tests/unit/test-ctl-disturb.c tests/unit/law-samples.h \
 	$(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c shared/parse-util.c
 $(BUILD)/tests/test-ctl-disturb: TEST_LIBS := -lsystemd

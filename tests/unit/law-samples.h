@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Hand-made intervals for the control law's unit tests (test-ctl-law.c,
- * test-ctl-disturb.c): R1+W256 on flash, and a controller that has just
- * engaged. Include after cmocka.h.
+ * test-ctl-relax.c, test-ctl-disturb.c and others): R1+W256 on flash,
+ * and a controller that has just engaged. Include after cmocka.h.
  */
 #pragma once
 
