@@ -214,7 +214,7 @@ static void test_alternating(void **state)
 /*
  * The same with the workload's edges half-way through the daemon's
  * intervals, as they fall on a real machine: the intervals at the edges
- * hold part of each phase (test-controller's test_slack_of_a_pause judges
+ * hold part of each phase (test-ctl-relax's test_slack_of_a_pause judges
  * what the law makes of them). Windows with writes: over
  * ALT_WRITES_MIN_IOPS, as bench/sched_choice.py counts them.
  */
