@@ -198,8 +198,8 @@ man: $(MAN_PAGES)
 # tree) and run under ASan/UBSan.
 $(BUILD)/tests/test-hist: tests/unit/test-hist.c shared/hist.c
 $(BUILD)/tests/test-parse-util: tests/unit/test-parse-util.c shared/parse-util.c
-$(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c daemon/kyber-sysfs.c shared/log.c shared/parse-util.c
-$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c daemon/blockdev.c daemon/blockdev-user.c daemon/kyber-sysfs.c shared/log.c \
+$(BUILD)/tests/test-kyber-sysfs: tests/unit/test-kyber-sysfs.c tests/unit/tmp-tree.h daemon/kyber-sysfs.c shared/log.c shared/parse-util.c
+$(BUILD)/tests/test-blockdev: tests/unit/test-blockdev.c tests/unit/tmp-tree.h daemon/blockdev.c daemon/blockdev-user.c daemon/kyber-sysfs.c shared/log.c \
 	shared/parse-util.c shared/error.c
 $(BUILD)/tests/test-blockdev: TEST_LIBS := -lsystemd
 # The simulator's media are flashsim's model (one model for both plants).
@@ -217,7 +217,7 @@ $(BUILD)/tests/test-goal: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-conf: tests/unit/test-conf.c tests/unit/conf-samples.h daemon/conf.c daemon/conf-load.c daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 $(BUILD)/tests/test-conf: TEST_LIBS := -linih -lsystemd
-$(BUILD)/tests/test-conf-load: tests/unit/test-conf-load.c tests/unit/conf-samples.h daemon/conf.c daemon/conf-load.c \
+$(BUILD)/tests/test-conf-load: tests/unit/test-conf-load.c tests/unit/conf-samples.h tests/unit/tmp-tree.h daemon/conf.c daemon/conf-load.c \
 	daemon/conf-weights.c daemon/cgroup-parse.c daemon/fileio.c shared/goal.c shared/parse-util.c \
 	shared/log.c daemon/kyber-sysfs.c shared/error.c
 $(BUILD)/tests/test-conf-load: TEST_LIBS := -linih -lsystemd

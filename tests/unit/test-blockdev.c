@@ -14,6 +14,7 @@
 
 #include "blockdev.h"
 #include "error.h"
+#include "tmp-tree.h"
 
 static char root[] = "/tmp/kt-blockdev-XXXXXX";
 
@@ -34,14 +35,7 @@ static void mk(const char *rel)
 
 static void put(const char *rel, const char *content)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	tmp_tree_put(root, rel, content);
 }
 
 static void link_to(const char *target, const char *rel)

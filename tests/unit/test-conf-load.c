@@ -20,19 +20,13 @@
 #include "conf-samples.h"
 #include "log.h"
 #include "parse-util.h"
+#include "tmp-tree.h"
 
 static char root[] = "/tmp/kt-conf-XXXXXX";
 
 static void put(const char *rel, const char *content)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	tmp_tree_put(root, rel, content);
 }
 
 static char *path_of(const char *rel)

@@ -12,19 +12,13 @@
 #include <cmocka.h>
 
 #include "kyber-sysfs.h"
+#include "tmp-tree.h"
 
 static char root[] = "/tmp/kt-sysfs-XXXXXX";
 
 static void put(const char *rel, const char *content)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	tmp_tree_put(root, rel, content);
 }
 
 static char *get(const char *rel)
