@@ -247,7 +247,7 @@ $(BUILD)/tests/test-ctl-scatter: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-ctl-pulse: tests/unit/test-ctl-pulse.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
 	shared/parse-util.c
 $(BUILD)/tests/test-ctl-pulse: TEST_LIBS := -lsystemd
-$(BUILD)/tests/test-ctl-targets: tests/unit/test-ctl-targets.c $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
+$(BUILD)/tests/test-ctl-targets: tests/unit/test-ctl-targets.c tests/unit/law-samples.h $(CTL_SRCS) shared/goal.c shared/error.c shared/hist.c \
 	shared/parse-util.c
 $(BUILD)/tests/test-ctl-targets: TEST_LIBS := -lsystemd
 $(BUILD)/tests/test-controller: tests/unit/test-controller.c $(TUNER_LOOP_SRCS) \

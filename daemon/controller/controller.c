@@ -408,6 +408,28 @@ static void decide(struct controller *c, const struct ctl_sample *s, const struc
 	say_disturbance(c, s, r.calm_again, r.fast_again, d);
 }
 
+/* The law's targets as they are written: never the harmful pair, and a
+ * target Kyber cannot tell from the one in force left as it is; true when
+ * anything is left to write. */
+static bool targets_to_write(const struct ctl_sample *s, const struct kyber_targets *cur, bool engaging,
+			     struct kyber_targets *t)
+{
+	uint64_t engaged_read_ns;
+	bool write;
+
+	ctl_never_harmful(s, t);
+	engaged_read_ns = t->read_ns;
+	write = ctl_settle_write(s, cur, t);
+	/* Engaging, the read target in force was not set for this goal (Kyber's
+	 * default, an open point, or the operator's): the brake is written as
+	 * computed. */
+	if (engaging && t->read_ns != engaged_read_ns) {
+		t->read_ns = engaged_read_ns;
+		write = true;
+	}
+	return write;
+}
+
 /* No feedback from a plant we do not drive: the law decides on a copy;
  * only what was observed (the read metric, the workload) is kept. */
 static void decide_on_copy(struct controller *c, const struct ctl_sample *s,
@@ -420,7 +442,7 @@ static void decide_on_copy(struct controller *c, const struct ctl_sample *s,
 	c->metric = copy.metric;
 	c->regime = copy.regime;
 	c->host = copy.host;
-	(void)ctl_settle_write(cur, &d->targets);
+	(void)targets_to_write(s, cur, !c->protecting && copy.protecting, &d->targets);
 	d->write = false;
 }
 
@@ -442,21 +464,11 @@ void controller_decide(struct controller *c, const struct ctl_sample *s,
 		return;
 	}
 	bool was_protecting = c->protecting;
-	uint64_t engaged_read_ns;
 
 	ctl_scatter_add(&c->scatter, s->write.kyber_depth, c->prev_write_depth, s->write.total_p99_ns);
 	decide(c, s, cur, d);
 	c->last_state = d->state;
-	ctl_never_harmful(s, &d->targets);
-	engaged_read_ns = d->targets.read_ns;
-	ctl_keep_hurt_read(s, cur, &d->targets);
-	d->write = ctl_settle_write(cur, &d->targets) || d->pulse_write_ns;
-	/* Engaging, the read target in force was not set for this goal (Kyber's
-	 * default, an open point): the brake is written as computed. */
-	if (!was_protecting && c->protecting && d->targets.read_ns != engaged_read_ns) {
-		d->targets.read_ns = engaged_read_ns;
-		d->write = true;
-	}
+	d->write = targets_to_write(s, cur, !was_protecting && c->protecting, &d->targets) || d->pulse_write_ns;
 	if (d->write)
 		ctl_spike_moved(&c->spike);
 	c->prev_write_depth = s->write.kyber_depth;

@@ -62,22 +62,27 @@ void ctl_never_harmful(const struct ctl_sample *s, struct kyber_targets *t)
 	t->write_ns = ctl_clamp_target(CTL_WRITE_FLOOR * (double)s->write.device_p90_ns);
 }
 
-bool ctl_settle_write(const struct kyber_targets *cur, struct kyber_targets *t)
+/* Both targets under CTL_READ_HURT_MARGIN x the reads' device P90 count
+ * the reads as hurt at every decision Kyber makes: the same to it. */
+static void keep_hurt_read(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t)
 {
-	double rr = (double)t->read_ns / (double)MAX(cur->read_ns, 1ULL);
-	double wr = (double)t->write_ns / (double)MAX(cur->write_ns, 1ULL);
+	double hurt = CTL_READ_HURT_MARGIN * (double)s->read.device_p90_ns;
+
+	if (s->read.completed && (double)cur->read_ns <= hurt && (double)t->read_ns <= hurt)
+		t->read_ns = cur->read_ns;
+}
+
+bool ctl_settle_write(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t)
+{
+	double rr, wr;
+
+	keep_hurt_read(s, cur, t);
+	rr = (double)t->read_ns / (double)MAX(cur->read_ns, 1ULL);
+	wr = (double)t->write_ns / (double)MAX(cur->write_ns, 1ULL);
 
 	if (rr > 1 / CTL_REWRITE_READ && rr < CTL_REWRITE_READ)
 		t->read_ns = cur->read_ns;
 	if (wr > 1 / CTL_REWRITE_WRITE && wr < CTL_REWRITE_WRITE)
 		t->write_ns = cur->write_ns;
 	return t->read_ns != cur->read_ns || t->write_ns != cur->write_ns;
-}
-
-void ctl_keep_hurt_read(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t)
-{
-	double hurt = CTL_READ_HURT_MARGIN * (double)s->read.device_p90_ns;
-
-	if (s->read.completed && (double)cur->read_ns <= hurt && (double)t->read_ns <= hurt)
-		t->read_ns = cur->read_ns;
 }

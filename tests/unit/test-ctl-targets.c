@@ -2,7 +2,8 @@
 /*
  * Unit tests: which new targets are written (ctl-targets.c). A read
  * target Kyber cannot tell from the one in force, because both count the
- * reads as hurt at every decision, is not rewritten.
+ * reads as hurt at every decision, is not rewritten; and advice is what
+ * would be written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,10 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ctl-internal.h"
-
-#define MSEC 1000000ULL
-#define USEC 1000ULL
+#include "law-samples.h"
 
 /* Reads with their device P90 at p90_ns, writes at 13 ms. */
 static struct ctl_sample reads_at(uint64_t p90_ns)
@@ -36,12 +34,11 @@ static void test_hurt_read_kept(void **state)
 	struct ctl_sample s = reads_at(400 * USEC);
 	struct kyber_targets cur = { 200 * USEC, 8 * MSEC }, t = { 120 * USEC, 8 * MSEC };
 
-	ctl_keep_hurt_read(&s, &cur, &t);
+	assert_false(ctl_settle_write(&s, &cur, &t));
 	assert_int_equal(t.read_ns, cur.read_ns);
-	assert_false(ctl_settle_write(&cur, &t));
 
 	t = (struct kyber_targets) { 290 * USEC, 8 * MSEC };
-	ctl_keep_hurt_read(&s, &cur, &t);
+	assert_false(ctl_settle_write(&s, &cur, &t));
 	assert_int_equal(t.read_ns, cur.read_ns);
 }
 
@@ -52,8 +49,7 @@ static void test_hurt_read_kept_beside_a_new_write_target(void **state)
 	struct ctl_sample s = reads_at(400 * USEC);
 	struct kyber_targets cur = { 200 * USEC, 8 * MSEC }, t = { 100 * USEC, 16 * MSEC };
 
-	ctl_keep_hurt_read(&s, &cur, &t);
-	assert_true(ctl_settle_write(&cur, &t));
+	assert_true(ctl_settle_write(&s, &cur, &t));
 	assert_int_equal(t.read_ns, 200 * USEC);
 	assert_int_equal(t.write_ns, 16 * MSEC);
 }
@@ -65,13 +61,12 @@ static void test_read_near_its_p90_written(void **state)
 	struct ctl_sample s = reads_at(400 * USEC);
 	struct kyber_targets cur = { 200 * USEC, 8 * MSEC }, t = { 320 * USEC, 8 * MSEC };
 
-	ctl_keep_hurt_read(&s, &cur, &t);
+	assert_true(ctl_settle_write(&s, &cur, &t));
 	assert_int_equal(t.read_ns, 320 * USEC);
-	assert_true(ctl_settle_write(&cur, &t));
 
 	cur.read_ns = 600 * USEC;
 	t.read_ns = 100 * USEC;
-	ctl_keep_hurt_read(&s, &cur, &t);
+	assert_true(ctl_settle_write(&s, &cur, &t));
 	assert_int_equal(t.read_ns, 100 * USEC);
 }
 
@@ -82,8 +77,46 @@ static void test_no_reads_leaves_target(void **state)
 	struct kyber_targets cur = { 200 * USEC, 8 * MSEC }, t = { 100 * USEC, 8 * MSEC };
 
 	s.read.completed = 0;
-	ctl_keep_hurt_read(&s, &cur, &t);
+	assert_true(ctl_settle_write(&s, &cur, &t));
 	assert_int_equal(t.read_ns, 100 * USEC);
+}
+
+/* Engaging on reads at 8 ms, for read-p99=2ms, from targets in force. */
+static struct ctl_decision engage(enum goal_mode mode, const struct kyber_targets *in_force)
+{
+	struct kyber_targets cur = *in_force;
+	struct controller c;
+	struct ctl_decision d;
+	struct ctl_sample s;
+	hist_t h;
+	struct goal g;
+
+	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	g.mode = mode;
+	controller_init(&c, &g);
+	flat_sample(&s, h, 8 * MSEC, 16000, 128);
+	controller_decide(&c, &s, &cur, &d);
+	return d;
+}
+
+/* Advice is what latency mode would write from the same targets: the
+ * brake as computed on engaging, even near the read target in force, and
+ * never the harmful pair. */
+static void test_advice_is_what_latency_writes(void **state)
+{
+	const struct kyber_targets open = { KYBER_TARGET_MAX_NS, KYBER_TARGET_MAX_NS };
+	struct ctl_decision latency = engage(GOAL_MODE_LATENCY, &open), advice;
+	struct kyber_targets near = { latency.targets.read_ns * 6 / 5, 100 * USEC };
+
+	advice = engage(GOAL_MODE_ADVISE, &open);
+	assert_int_equal(advice.state, CTL_ADVISE);
+	assert_false(advice.write);
+	assert_memory_equal(&advice.targets, &latency.targets, sizeof(latency.targets));
+
+	latency = engage(GOAL_MODE_LATENCY, &near);
+	advice = engage(GOAL_MODE_ADVISE, &near);
+	assert_true(latency.write);
+	assert_memory_equal(&advice.targets, &latency.targets, sizeof(latency.targets));
 }
 
 int main(void)
@@ -93,6 +126,7 @@ int main(void)
 		cmocka_unit_test(test_hurt_read_kept_beside_a_new_write_target),
 		cmocka_unit_test(test_read_near_its_p90_written),
 		cmocka_unit_test(test_no_reads_leaves_target),
+		cmocka_unit_test(test_advice_is_what_latency_writes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
