@@ -236,31 +236,59 @@ static int set_file_path(struct parse *ps, const char *key, const char *v, char 
 	return 0;
 }
 
-static int tuner_key(struct parse *ps, const char *key, const char *v)
+/* Interval= or Settle=: a duration with its unit, each in its own range. */
+static int duration_key(struct parse *ps, const char *key, const char *v)
+{
+	struct conf *c = ps->c;
+	bool settle = key[0] == 'S';
+	uint64_t u;
+
+	if (*v) {
+		if (parse_duration_ns(v, 0, &u) < 0) {
+			conf_warn(ps, "Failed to parse %s= value, ignoring: %s (expected a duration "
+				  "with a unit: ns, us, ms, s)", key, v);
+			return 0;
+		}
+		if (settle ? u > SETTLE_MAX_NS : (u < INTERVAL_MIN_NS || u > INTERVAL_MAX_NS)) {
+			conf_warn(ps, "%s= must be %s, ignoring: %s", key,
+				  settle ? "at most 10s" : "between 10ms and 3600s (1h)", v);
+			return 0;
+		}
+		*(settle ? &c->settle_ns : &c->interval_ns) = u;
+	}
+	*(settle ? &c->has_settle : &c->has_interval) = *v;
+	return set_origin(ps, settle ? &ps->origin->settle : &ps->origin->interval);
+}
+
+static void max_devices_key(struct parse *ps, const char *v)
 {
 	struct conf *c = ps->c;
 	uint64_t u;
 	int r;
 
-	if (strcmp(key, "Interval") == 0 || strcmp(key, "Settle") == 0) {
-		bool settle = key[0] == 'S';
-
-		if (*v) {
-			if (parse_duration_ns(v, 0, &u) < 0) {
-				conf_warn(ps, "Failed to parse %s= value, ignoring: %s (expected a duration "
-					  "with a unit: ns, us, ms, s)", key, v);
-				return 0;
-			}
-			if (settle ? u > SETTLE_MAX_NS : (u < INTERVAL_MIN_NS || u > INTERVAL_MAX_NS)) {
-				conf_warn(ps, "%s= must be %s, ignoring: %s", key,
-					  settle ? "at most 10s" : "between 10ms and 3600s (1h)", v);
-				return 0;
-			}
-			*(settle ? &c->settle_ns : &c->interval_ns) = u;
+	if (*v) {
+		r = parse_u64_strict(v, false, &u);
+		if (r == -EINVAL) {
+			conf_warn(ps, "Failed to parse MaxDevices= value, ignoring: %s", v);
+			return;
 		}
-		*(settle ? &c->has_settle : &c->has_interval) = *v;
-		return set_origin(ps, settle ? &ps->origin->settle : &ps->origin->interval);
+		if (r < 0 || u < 1 || u > MAX_DEVICES_MAX) {
+			conf_warn(ps, "MaxDevices= must be between 1 and %d, ignoring: %s",
+				  MAX_DEVICES_MAX, v);
+			return;
+		}
+		c->max_devices = (unsigned)u;
 	}
+	c->has_max_devices = *v;
+}
+
+static int tuner_key(struct parse *ps, const char *key, const char *v)
+{
+	struct conf *c = ps->c;
+	int r;
+
+	if (strcmp(key, "Interval") == 0 || strcmp(key, "Settle") == 0)
+		return duration_key(ps, key, v);
 	if (strcmp(key, "Rollback") == 0 || strcmp(key, "SwitchScheduler") == 0) {
 		bool rollback = key[0] == 'R';
 
@@ -272,20 +300,7 @@ static int tuner_key(struct parse *ps, const char *key, const char *v)
 		return 0;
 	}
 	if (strcmp(key, "MaxDevices") == 0) {
-		if (*v) {
-			r = parse_u64_strict(v, false, &u);
-			if (r == -EINVAL) {
-				conf_warn(ps, "Failed to parse MaxDevices= value, ignoring: %s", v);
-				return 0;
-			}
-			if (r < 0 || u < 1 || u > MAX_DEVICES_MAX) {
-				conf_warn(ps, "MaxDevices= must be between 1 and %d, ignoring: %s",
-					  MAX_DEVICES_MAX, v);
-				return 0;
-			}
-			c->max_devices = (unsigned)u;
-		}
-		c->has_max_devices = *v;
+		max_devices_key(ps, v);
 		return 0;
 	}
 	if (strcmp(key, "LogLevel") == 0) {

@@ -102,6 +102,17 @@ static void out_of_reach(struct controller *c, const struct ctl_sample *s, int m
 		s->write.kyber_depth);
 }
 
+/* A tail under a calm P90: put the read target under the reads' P90 now,
+ * a read scale step at least, so that Kyber counts them as hurt. */
+static void read_target_under_p90(struct controller *c, const struct ctl_sample *s, struct ctl_decision *d)
+{
+	double shape = c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT;
+	double now = CTL_READ_SCALE_STEP * (double)s->read.device_p90_ns / (shape * (double)c->goal.read_ns);
+
+	c->read_scale = MAX(MIN(c->read_scale * CTL_READ_SCALE_STEP, now), CTL_READ_SCALE_MIN);
+	ctl_protect_targets(c, d);
+}
+
 static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t metric, bool settled,
 		    const struct kyber_targets *cur, struct ctl_decision *d, const char *m, const char *g)
 {
@@ -143,15 +154,8 @@ static void on_miss(struct controller *c, const struct ctl_sample *s, uint64_t m
 			ctl_levels_met_count(&c->levels, c->level) + ctl_levels_missed_count(&c->levels, c->level));
 		return;
 	}
-	if (tail) {
-		/* Put the read target under the reads' P90 now. */
-		double shape = c->metric.shape > 0 ? c->metric.shape : CTL_SHAPE_DEFAULT;
-		double now = CTL_READ_SCALE_STEP * (double)s->read.device_p90_ns /
-			     (shape * (double)c->goal.read_ns);
-
-		c->read_scale = MAX(MIN(c->read_scale * CTL_READ_SCALE_STEP, now), CTL_READ_SCALE_MIN);
-		ctl_protect_targets(c, d);
-	}
+	if (tail)
+		read_target_under_p90(c, s, d);
 	if (c->level >= max || s->write.kyber_depth == 1) {
 		out_of_reach(c, s, max, d, m, g);
 		return;
