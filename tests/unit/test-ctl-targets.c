@@ -100,8 +100,7 @@ static struct ctl_decision engage(enum goal_mode mode, const struct kyber_target
 }
 
 /* Advice is what latency mode would write from the same targets: the
- * brake as computed on engaging, even near the read target in force, and
- * never the harmful pair. */
+ * brake as computed on engaging, even near the read target in force. */
 static void test_advice_is_what_latency_writes(void **state)
 {
 	const struct kyber_targets open = { KYBER_TARGET_MAX_NS, KYBER_TARGET_MAX_NS };
