@@ -58,19 +58,30 @@ static inline void writes_at(struct controller *c, struct kyber_targets *cur, ui
 	decide(c, &s, cur, d);
 }
 
-/* A controller for read-p99=2ms that has just engaged: reads at 8 ms beside
- * free-running writes. */
-static inline void engaged_at_2ms(struct controller *c, struct kyber_targets *cur)
+/* A new controller for read-p99=2ms in `mode`, and its first interval from
+ * the targets in cur: reads at 8 ms beside 16000 write IOPS at Kyber's
+ * write depth `depth`. */
+static inline void first_at_8ms(struct controller *c, enum goal_mode mode, struct kyber_targets *cur,
+				uint32_t depth, struct ctl_decision *d)
 {
-	struct ctl_decision d;
 	struct ctl_sample s;
 	hist_t h;
 	struct goal g;
 
 	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
+	g.mode = mode;
 	controller_init(c, &g);
-	flat_sample(&s, h, 8 * MSEC, 16000, 128);
-	decide(c, &s, cur, &d);
+	flat_sample(&s, h, 8 * MSEC, 16000, depth);
+	decide(c, &s, cur, d);
+}
+
+/* A controller for read-p99=2ms that has just engaged: reads at 8 ms beside
+ * free-running writes. */
+static inline void engaged_at_2ms(struct controller *c, struct kyber_targets *cur)
+{
+	struct ctl_decision d;
+
+	first_at_8ms(c, GOAL_MODE_LATENCY, cur, 128, &d);
 	assert_true(c->protecting);
 }
 

@@ -333,12 +333,8 @@ static bool o8_after_engage_at_depth(uint32_t engage_depth)
 	struct ctl_decision d;
 	struct ctl_sample s;
 	hist_t h;
-	struct goal g;
 
-	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
-	controller_init(&c, &g);
-	flat_sample(&s, h, 8 * MSEC, 16000, engage_depth);
-	decide(&c, &s, &cur, &d);
+	first_at_8ms(&c, GOAL_MODE_LATENCY, &cur, engage_depth, &d);
 	assert_true(c.protecting);
 	/* Writes cut to 40% at a steady depth, reads as bad as before. */
 	for (unsigned i = 0; i < 20; i++) {

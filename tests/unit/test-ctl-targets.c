@@ -87,15 +87,8 @@ static struct ctl_decision engage(enum goal_mode mode, const struct kyber_target
 	struct kyber_targets cur = *in_force;
 	struct controller c;
 	struct ctl_decision d;
-	struct ctl_sample s;
-	hist_t h;
-	struct goal g;
 
-	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
-	g.mode = mode;
-	controller_init(&c, &g);
-	flat_sample(&s, h, 8 * MSEC, 16000, 128);
-	controller_decide(&c, &s, &cur, &d);
+	first_at_8ms(&c, mode, &cur, 128, &d);
 	return d;
 }
 
