@@ -419,7 +419,7 @@ static bool targets_to_write(const struct ctl_sample *s, const struct kyber_targ
 
 	ctl_never_harmful(s, t);
 	engaged_read_ns = t->read_ns;
-	write = ctl_settle_write(s, cur, t);
+	write = ctl_keep_in_force(s, cur, t);
 	/* Engaging, the read target in force was not set for this goal (Kyber's
 	 * default, an open point, or the operator's): the brake is written as
 	 * computed. */
@@ -442,6 +442,10 @@ static void decide_on_copy(struct controller *c, const struct ctl_sample *s,
 	c->metric = copy.metric;
 	c->regime = copy.regime;
 	c->host = copy.host;
+	/* Engaging as in controller_decide(). Advise keeps no protecting state
+	 * (the copy's is dropped), so with it this is copy.protecting: each
+	 * advice is what a tuner engaging here would write. Observing, the
+	 * caller writes the open point whatever this computes. */
 	(void)targets_to_write(s, cur, !c->protecting && copy.protecting, &d->targets);
 	d->write = false;
 }

@@ -82,11 +82,11 @@ uint64_t ctl_read_target(const struct goal *g, double shape, double scale);
  * makes writes congest Kyber, and with a read target above the read
  * latency the reads are what gets cut (the harmful pair). Never that. */
 void ctl_never_harmful(const struct ctl_sample *s, struct kyber_targets *t);
-/* Keeps the current value of a target that moved too little to matter,
- * and the read target in force where it and the new one both count the
- * reads as hurt in sample s (CTL_READ_HURT_MARGIN); true when anything is
- * left to write. */
-bool ctl_settle_write(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t);
+/* Keeps in t the target in force wherever the new one would act the same
+ * in Kyber: one that moved too little to matter, and a read target where
+ * it and the one in force both count the reads as hurt in sample s
+ * (CTL_READ_HURT_MARGIN); true when anything is left to write. */
+bool ctl_keep_in_force(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t);
 
 /* ctl-metric.c: the goal's percentile of read total latency. */
 void ctl_metric_forget(struct ctl_metric *m);

@@ -72,7 +72,7 @@ static void keep_hurt_read(const struct ctl_sample *s, const struct kyber_target
 		t->read_ns = cur->read_ns;
 }
 
-bool ctl_settle_write(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t)
+bool ctl_keep_in_force(const struct ctl_sample *s, const struct kyber_targets *cur, struct kyber_targets *t)
 {
 	double rr, wr;
 

@@ -66,7 +66,7 @@ static uint64_t goal_read_target(const struct controller *c)
 
 /* The read target in force is at least the aim's, or both count reads
  * with that device P90 as hurt at every Kyber decision, which makes them
- * the same to Kyber: the one in force stays (ctl_settle_write()). */
+ * the same to Kyber: the one in force stays (ctl_keep_in_force()). */
 static bool same_to_kyber_or_above(uint64_t in_force, uint64_t aim, uint64_t p90)
 {
 	double hurt = CTL_READ_HURT_MARGIN * (double)p90;
