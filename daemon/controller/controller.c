@@ -313,8 +313,9 @@ static void read_sample(struct controller *c, const struct ctl_sample *s, struct
 						 d->goal_met);
 	}
 	format_duration(r->m, sizeof(r->m), r->metric);
-	ctl_regime_learn_writes(&c->regime, s, !c->protecting ||
-				s->write.kyber_depth >= KYBER_WRITE_DEPTH_CAP);
+	/* Protecting, writes at Kyber's cap (or before its first depth
+	 * change: right after a switch to it) still ran free. */
+	ctl_regime_learn_writes(&c->regime, s, !c->protecting || writes_free(s));
 }
 
 /* The law's one choice per interval, first case that applies: the mode's

@@ -60,6 +60,9 @@ struct ctl_metric {
 struct ctl_regime {
 	bool known;
 	bool writes;			/* writes running (with hysteresis) */
+	/* The writers started or changed within this interval: their queue
+	 * was still filling, so their latency was under their own. */
+	bool writes_new;
 	double read_outstanding, write_outstanding;
 	/* The writes running free (unthrottled): P99 total latency and rate;
 	 * 0: not seen yet. Levels are set against w_free_ns. */
@@ -67,6 +70,7 @@ struct ctl_regime {
 	/* w_free_ns learned only from writes at CTL_USUAL_FREE_RATE or more:
 	 * the device as it usually is, without a GC storm's P99. */
 	double w_free_ns_usual;
+	bool w_free_partial;		/* both from the last interval, a writes_new one */
 };
 
 struct ctl_levels {

@@ -318,6 +318,45 @@ static void test_free_p99_from_below(void **state)
 	assert_true(r.w_free_ns == 15.0 * MSEC);
 }
 
+/* One interval of 256 writers at `iops`, their P99 at p99_ns: the regime
+ * sees it, then learns from it (free: not throttled). */
+static void writers_at(struct ctl_regime *r, double iops, uint64_t p99_ns, bool free_running)
+{
+	struct ctl_sample s = {};
+	char what[96];
+
+	s.write.completed = (uint64_t)iops;
+	s.write.iops = iops;
+	s.write.outstanding = 256;
+	s.write.total_p99_ns = p99_ns;
+	(void)ctl_regime_shifted(r, &s, what, sizeof(what));
+	ctl_regime_learn_writes(r, &s, free_running);
+}
+
+/* Writers that started within an interval had their queue filling: the
+ * next free-running interval's P99 replaces theirs (flashsim R1+W256:
+ * 8.3 ms in fio's first second, 12.4 ms after); later ones are smoothed.
+ * If the law throttled the writes by then, the first is all there is. */
+static void test_free_p99_after_start(void **state)
+{
+	struct ctl_regime r = {};
+
+	writers_at(&r, 11800, 8300 * USEC, true);
+	assert_true(r.writes_new && r.w_free_ns == 8300.0 * USEC);
+	writers_at(&r, 15980, 12400 * USEC, true);
+	assert_false(r.writes_new);
+	assert_true(r.w_free_ns == 12400.0 * USEC && r.w_free_ns_usual == 12400.0 * USEC);
+	writers_at(&r, 15980, 13000 * USEC, true);
+	assert_true(r.w_free_ns == 12700.0 * USEC);
+
+	ctl_regime_forget(&r);
+	writers_at(&r, 11800, 8300 * USEC, true);
+	writers_at(&r, 9000, 20 * MSEC, false);
+	assert_true(r.w_free_ns == 8300.0 * USEC);
+	writers_at(&r, 15980, 12400 * USEC, true);
+	assert_true(r.w_free_ns == 10350.0 * USEC);
+}
+
 /*
  * O-8 compares the reads with the writes cut against the reads before
  * throttling, and that is a baseline only if the writes ran free then. A
@@ -363,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_rare_miss_holds),
 		cmocka_unit_test(test_forgive_when_device_faster),
 		cmocka_unit_test(test_free_p99_from_below),
+		cmocka_unit_test(test_free_p99_after_start),
 		cmocka_unit_test(test_o8_needs_free_baseline),
 	};
 
