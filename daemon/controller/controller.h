@@ -60,8 +60,8 @@ struct ctl_metric {
 struct ctl_regime {
 	bool known;
 	bool writes;			/* writes running (with hysteresis) */
-	/* The writers started or changed within this interval: their queue
-	 * was still filling, so their latency was under their own. */
+	/* Writes started within this interval (none ran in the last one):
+	 * their queue was still filling, so their latency was under their own. */
 	bool writes_new;
 	double read_outstanding, write_outstanding;
 	/* The writes running free (unthrottled): P99 total latency and rate;

@@ -127,8 +127,9 @@ enum ctl_shift {
  */
 enum ctl_shift ctl_regime_shifted(struct ctl_regime *r, const struct ctl_sample *s, char *what, size_t n);
 /* Learn the writes' free-running P99 and rate (free_running: the writes
- * were not throttled in this interval); not the P99 of an interval in
- * which the writers started (writes_new). */
+ * were not throttled in this interval). The P99 of an interval in which
+ * they started (writes_new) is replaced by the next interval's if they
+ * run free in that one too. */
 void ctl_regime_learn_writes(struct ctl_regime *r, const struct ctl_sample *s, bool free_running);
 /* The device was slow and is fast again: the free-running P99 goes back
  * to the usual one (w_free_ns_usual) if that is lower. */
