@@ -58,20 +58,29 @@ static inline void writes_at(struct controller *c, struct kyber_targets *cur, ui
 	decide(c, &s, cur, d);
 }
 
-/* A new controller for read-p99=2ms in `mode`, and its first interval from
- * the targets in cur: reads at 8 ms beside 16000 write IOPS at Kyber's
- * write depth `depth`. */
-static inline void first_at_8ms(struct controller *c, enum goal_mode mode, struct kyber_targets *cur,
-				uint32_t depth, struct ctl_decision *d)
+/* A new controller for read-p99=2ms in `mode`, and the first interval it
+ * will see: reads at 8 ms beside 16000 write IOPS at Kyber's write depth
+ * `depth`. Tests that need an odd first interval edit s before deciding. */
+static inline void new_at_8ms(struct controller *c, enum goal_mode mode, struct ctl_sample *s, hist_t h,
+			      uint32_t depth)
 {
-	struct ctl_sample s;
-	hist_t h;
 	struct goal g;
 
 	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
 	g.mode = mode;
 	controller_init(c, &g);
-	flat_sample(&s, h, 8 * MSEC, 16000, depth);
+	flat_sample(s, h, 8 * MSEC, 16000, depth);
+}
+
+/* new_at_8ms(), and the controller's decision on that interval from the
+ * targets in cur. */
+static inline void first_at_8ms(struct controller *c, enum goal_mode mode, struct kyber_targets *cur,
+				uint32_t depth, struct ctl_decision *d)
+{
+	struct ctl_sample s;
+	hist_t h;
+
+	new_at_8ms(c, mode, &s, h, depth);
 	decide(c, &s, cur, d);
 }
 

@@ -122,13 +122,9 @@ static struct ctl_decision engage_slow_writes(enum goal_mode mode)
 	struct controller c;
 	struct ctl_decision d;
 	struct ctl_sample s;
-	struct goal g;
 	hist_t h;
 
-	assert_int_equal(goal_parse("read-p99=2ms", &g, NULL), 0);
-	g.mode = mode;
-	controller_init(&c, &g);
-	flat_sample(&s, h, 8 * MSEC, 16000, 128);
+	new_at_8ms(&c, mode, &s, h, 128);
 	s.read.device_p90_ns = 100 * USEC;
 	s.write.device_p90_ns = 300 * MSEC;
 	decide(&c, &s, &cur, &d);
