@@ -63,6 +63,7 @@ void controller_relearn(struct controller *c)
 	c->read_scale = c->calm_read_scale = 1.0;
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = c->since_write = 0;
+	c->relaxed = false;
 	c->prev_write_depth = 0;
 	c->cut_written = false;
 	c->prev_write_iops = 0;
@@ -171,7 +172,7 @@ static void new_regime(struct controller *c, enum ctl_shift shift)
 	ctl_scatter_forget(&c->scatter);
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = 0;
-	c->infeasible = c->device_slow = false;
+	c->relaxed = c->infeasible = c->device_slow = false;
 	c->floor_cap = -1;
 	/* Writes that stop, start or change keep the throttle in force: the
 	 * law moves on from it (a miss cuts, slack relaxes), reads unhurt
@@ -494,6 +495,7 @@ void controller_seed(struct controller *c, uint64_t write_ns, double write_free_
 	c->read_scale = 1.0;
 	c->lower_step = 1;
 	c->slack_streak = c->infeasible_streak = c->miss_streak = 0;
+	c->relaxed = false;
 	ctl_spike_forget(&c->spike);
 	ctl_probe_forget(&c->probe);
 	c->last_state = CTL_TRACKING;

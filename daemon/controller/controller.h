@@ -186,6 +186,7 @@ struct controller {
 	double calm_read_scale;		/* the read scale before the host's last disturbance */
 	int lower_step;			/* levels per slack step */
 	unsigned slack_streak;		/* settled intervals of slack in a row */
+	bool relaxed;			/* stepped down since the regime (or goal) began */
 	unsigned miss_streak;		/* settled intervals missing in a row */
 	unsigned since_write;		/* intervals since targets were last written */
 	bool cut_written;		/* that write was a cut (writes taken out of the device) */

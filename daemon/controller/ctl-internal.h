@@ -108,6 +108,9 @@ void ctl_metric_learn_noise(struct ctl_metric *m, uint64_t metric, bool settled)
  * sigmas of that noise. */
 double ctl_metric_ceiling(const struct ctl_metric *m);
 enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric *m, uint64_t metric);
+/* The metric alone with room for two steps (under the slack line /
+ * CTL_STEP_GAIN), whatever the window says. */
+bool ctl_metric_two_steps_alone(const struct goal *g, const struct ctl_metric *m, uint64_t metric);
 bool ctl_metric_estimate(struct ctl_metric *m, const struct goal *g, const struct ctl_sample *s,
 			 uint64_t *ret);
 

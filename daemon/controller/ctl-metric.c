@@ -113,10 +113,16 @@ double ctl_metric_ceiling(const struct ctl_metric *m)
 	return exp(-CTL_MET_Z * clampd(sigma, CTL_NOISE_SIGMA_MIN, CTL_NOISE_SIGMA_MAX));
 }
 
+/* The slack line: reads under it have room for one more level's step. */
+static double slack_line(const struct goal *g, const struct ctl_metric *m)
+{
+	return ctl_metric_ceiling(m) * (double)g->read_ns / CTL_STEP_GAIN;
+}
+
 enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric *m, uint64_t metric)
 {
 	double goal = (double)g->read_ns, x = (double)metric, w = (double)m->window_ns;
-	double risk = ctl_metric_ceiling(m) * goal, slack = risk / CTL_STEP_GAIN;
+	double slack = slack_line(g, m), risk = slack * CTL_STEP_GAIN;
 	bool window_risk = !w || w > risk;
 
 	if (x > CTL_CLEAR_MISS * goal || (x > goal && window_risk))
@@ -126,4 +132,9 @@ enum ctl_verdict ctl_metric_judge(const struct goal *g, const struct ctl_metric 
 	if (x < slack && (!w || w < slack))
 		return V_SLACK;
 	return V_OK;
+}
+
+bool ctl_metric_two_steps_alone(const struct goal *g, const struct ctl_metric *m, uint64_t metric)
+{
+	return metric && (double)metric < slack_line(g, m) / CTL_STEP_GAIN;
 }

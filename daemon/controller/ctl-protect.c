@@ -375,6 +375,7 @@ static bool relax(struct controller *c, const struct ctl_sample *s, uint64_t met
 	if (next <= open && may_open && !ctl_levels_unusable(&c->levels, CTL_LEVEL_OPEN)) {
 		ctl_go_open(c, s, cur, d);
 		c->last_move = -1;
+		c->relaxed = true;
 		ctl_say(d, "read P%g %s %s goal %s: throttling off", c->goal.read_pct, m, room, g);
 		return true;
 	}
@@ -392,6 +393,7 @@ static bool relax(struct controller *c, const struct ctl_sample *s, uint64_t met
 	 * fifth of none's P99: reads at 269 us against a 1.57 ms goal). */
 	c->read_scale = MIN(c->read_scale / pow(CTL_READ_SCALE_STEP, c->lower_step), 1.0);
 	ctl_set_level(c, next, -1, d);
+	c->relaxed = true;
 	ctl_say(d, "read P%g %s %s goal %s: less write throttling (write target %.3gms)",
 		c->goal.read_pct, m, room, g, (double)ctl_level_ns(c->level) / 1e6);
 	return true;
@@ -563,7 +565,17 @@ void ctl_protect(struct controller *c, const struct ctl_sample *s, const struct 
 	} else {
 		bool probed = false;
 
-		c->slack_streak = 0;
+		/* Converging after the engaging cut, before any step down: a
+		 * second with room for two steps counts towards the streak
+		 * while the window still holds the miss before the cut, so the
+		 * first step comes when it has gone, not a streak later (the
+		 * convergence budget is 5 s). Later misses are the law's own
+		 * steps failing or a disturbance, and the window has its say. */
+		if (v == V_OK && !c->relaxed && !c->infeasible &&
+		    ctl_metric_two_steps_alone(&c->goal, &c->metric, metric))
+			c->slack_streak = MIN(c->slack_streak + 1, CTL_SLACK_INTERVALS - 1);
+		else
+			c->slack_streak = 0;
 		c->lower_step = 1;
 		if (settled && v == V_OK && !freeze(c, s, d)) {
 			ctl_levels_met(&c->levels, c->level, s->write.iops, s->write.total_p99_ns);
