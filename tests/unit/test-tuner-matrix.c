@@ -233,6 +233,22 @@ static void judge(const struct oracle *o, struct verdict *v)
 	      "%.1f target changes a minute in steady state", churn);
 }
 
+/* For the reader of a missed cell: the oracle's setting on this run's
+ * seed. Its writes are the mean over the windows after CONVERGE_S, the
+ * tuned run's over those after JUDGE_FROM_S: a static setting's rate is
+ * steady by then. */
+static void print_replay(const struct device_data *dd, const struct workload *w, const struct oracle *o,
+			 uint64_t goal_ns, const struct verdict *v)
+{
+	struct static_result r;
+
+	oracle_replay(dd, w, o, &r);
+	print_message("        the oracle's setting on seed %llu: goal met in %u/%u windows, %.0f writes "
+		      "(this run: %u/%u, %.0f%% of those writes)\n", (unsigned long long)dd->seed,
+		      static_windows_met(&r, goal_ns), r.windows, r.write_iops, v->late_met, v->late,
+		      r.write_iops > 0 ? 100.0 * v->write_iops / r.write_iops : 0.0);
+}
+
 static void cells(struct device_data *dd)
 {
 	for (size_t wi = 0; wi < N_WORKLOADS; wi++) {
@@ -262,6 +278,8 @@ static void cells(struct device_data *dd)
 				      oracle_cold_first_met(dd, w, &o, goal_ns), v.first_met, v.late_met,
 				      v.late, v.p99_ns / 1e3, v.write_iops, v.changes, ctl_state_to_string(v.state),
 				      grade_names[v.grade], v.why);
+			if (o.feasible && v.grade != GRADE_MET)
+				print_replay(dd, w, &o, goal_ns, &v);
 		}
 	}
 }

@@ -146,6 +146,18 @@ double writes_at_reads(const struct device_data *dd, size_t wi, uint64_t p99_ns)
 	return most;
 }
 
+void oracle_replay(const struct device_data *dd, const struct workload *w, const struct oracle *o,
+		   struct static_result *out)
+{
+	struct static_run run = static_run_for(dd->dev, w, true, o->read_ns, o->write_ns, CONVERGE_S,
+					       RUN_S - CONVERGE_S);
+	struct sim_params p;
+
+	_Static_assert(RUN_S - CONVERGE_S <= STATIC_WINDOWS_MAX, "the replay's windows fit a static_result");
+	sim_params_for(dd->dev, dd->seed, &p);
+	static_point(&p, &run, out);
+}
+
 unsigned oracle_cold_first_met(const struct device_data *dd, const struct workload *w,
 				      const struct oracle *o, uint64_t goal_ns)
 {

@@ -153,3 +153,9 @@ double writes_at_reads(const struct device_data *dd, size_t wi, uint64_t p99_ns)
  * Kyber itself can get there, for the reader of a slow first_met. */
 unsigned oracle_cold_first_met(const struct device_data *dd, const struct workload *w, const struct oracle *o,
 			       uint64_t goal_ns);
+/* The oracle's setting on the tuned run's seed, warmed CONVERGE_S and then
+ * measured over the windows the tuned run's goal is judged on. Not a grade:
+ * the oracle is chosen on STATIC_SEED's 15 s, and this says how the same
+ * setting fares on the realization a missed cell was tuned on. */
+void oracle_replay(const struct device_data *dd, const struct workload *w, const struct oracle *o,
+		   struct static_result *out);
