@@ -146,29 +146,35 @@ double writes_at_reads(const struct device_data *dd, size_t wi, uint64_t p99_ns)
 	return most;
 }
 
-void oracle_replay(const struct device_data *dd, const struct workload *w, const struct oracle *o,
-		   struct static_result *out)
+/* The oracle's setting on the tuned run's seed: warm_s seconds of warm-up
+ * (0: a cold Kyber), then measure_s one-second windows. */
+static void oracle_on_tuned_seed(const struct device_data *dd, const struct workload *w,
+				 const struct oracle *o, unsigned warm_s, unsigned measure_s,
+				 struct static_result *out)
 {
-	struct static_run run = static_run_for(dd->dev, w, true, o->read_ns, o->write_ns, CONVERGE_S,
-					       RUN_S - CONVERGE_S);
+	struct static_run run = static_run_for(dd->dev, w, true, o->read_ns, o->write_ns, warm_s,
+					       measure_s);
 	struct sim_params p;
 
-	_Static_assert(RUN_S - CONVERGE_S <= STATIC_WINDOWS_MAX, "the replay's windows fit a static_result");
 	sim_params_for(dd->dev, dd->seed, &p);
 	static_point(&p, &run, out);
 }
 
-unsigned oracle_cold_first_met(const struct device_data *dd, const struct workload *w,
-				      const struct oracle *o, uint64_t goal_ns)
+void oracle_replay(const struct device_data *dd, const struct workload *w, const struct oracle *o,
+		   struct static_result *out)
 {
-	struct static_run run = static_run_for(dd->dev, w, true, o->read_ns, o->write_ns, 0, FLOOR_CONVERGE_S);
+	_Static_assert(RUN_S - CONVERGE_S <= STATIC_WINDOWS_MAX, "the replay's windows fit a static_result");
+	oracle_on_tuned_seed(dd, w, o, CONVERGE_S, RUN_S - CONVERGE_S, out);
+}
+
+unsigned oracle_cold_first_met(const struct device_data *dd, const struct workload *w,
+			       const struct oracle *o, uint64_t goal_ns)
+{
 	struct static_result cold;
-	struct sim_params p;
 
 	if (!o->feasible)
 		return 0;
-	sim_params_for(dd->dev, dd->seed, &p);
-	static_point(&p, &run, &cold);
+	oracle_on_tuned_seed(dd, w, o, 0, FLOOR_CONVERGE_S, &cold);
 	for (unsigned i = 0; i < cold.windows; i++)
 		if (cold.window_ns[i] && cold.window_ns[i] <= goal_ns)
 			return i + 1;
