@@ -258,9 +258,9 @@ static void say_spike(const struct controller *c, const struct ctl_sample *s, co
 			"run: holding a second (a spike passes; a step that lets the writes hurt reads misses "
 			"again)", pct, m);
 	else
-		ctl_say(d, "read P%g %s far over goal after %u or more seconds within it at these targets: "
-			"holding a second (a spike passes; a setting that lets the writes hurt reads misses "
-			"again)", pct, m, CTL_SPIKE_STEADY);
+		ctl_say(d, "read P%g %s far over goal with a hold banked (one per %u seconds within it at these "
+			"targets): holding a second (a spike passes; a setting that lets the writes hurt reads "
+			"misses again)", pct, m, CTL_SPIKE_STEADY);
 }
 
 /* What the law reads from one interval before it acts: the read metric,

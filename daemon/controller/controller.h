@@ -114,6 +114,7 @@ enum ctl_spike_hold {
 
 struct ctl_spike {
 	unsigned steady;		/* settled intervals without a miss at the targets in force */
+	unsigned bank;			/* settled intervals within the goal there, banked for holds */
 	enum ctl_spike_hold held;
 	uint32_t depth;			/* Kyber's write depth in the steady run (0: unknown) */
 	uint64_t write_p99_ns;		/* the writes' P99 then */

@@ -308,17 +308,20 @@ static int lower_level(const struct controller *c, const struct ctl_sample *s, i
  */
 static void forgive(struct controller *c, const struct ctl_sample *s, bool settled)
 {
-	/* Fewer writes in the device than an interval ago, and more done:
+	/* No more writes in the device than an interval ago, and more done:
 	 * that is the device too, not the depth. So it is in the interval
 	 * right after a cut, which takes writes out of the device and cannot
-	 * make them run faster; waiting a settled interval missed the moment
-	 * a GC storm ended (qdlat R1+W256 at a fifth of none's P99, matrix
-	 * seed 46: the free-running P99 of the storm stayed, and with it
-	 * the writes at 60% of their rate before it). */
-	bool fewer = (c->since_write >= 1 || c->cut_written) && s->write.kyber_depth &&
-		     s->write.kyber_depth < c->prev_write_depth;
+	 * make them run faster, and right after any other write that left
+	 * Kyber's depth where it was (a change of depth would be the write's
+	 * doing; there was none). Waiting a settled interval missed the
+	 * moment a GC storm ended (qdlat R1+W256 at a fifth of none's P99,
+	 * matrix seeds 44 and 46: the free-running P99 of the storm stayed,
+	 * and with it the writes at 60-70% of their rate before it). */
+	uint32_t depth = s->write.kyber_depth;
+	bool no_deeper = depth && ((c->since_write >= 1 || c->cut_written) ? depth <= c->prev_write_depth :
+									     depth == c->prev_write_depth);
 
-	if (!(settled || fewer) || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops ||
+	if (!(settled || no_deeper) || s->write.iops < CTL_FASTER_GAIN * c->prev_write_iops ||
 	    !(s->write.total_mean_ns > 0) ||
 	    s->write.total_mean_ns * CTL_FASTER_GAIN > c->prev_write_mean_ns)
 		return;

@@ -6,19 +6,25 @@
  * stays out of use for a minute (ctl-levels.c), so each spike would cost
  * the writes far more than the second it lasted. A setting that lets the
  * writes hurt the reads keeps missing; a spike passes. So a far miss
- * (over CTL_CLEAR_MISS x the goal) after CTL_SPIKE_STEADY settled seconds
- * without a miss at the same targets is held one interval before the law
- * acts on it: if the next one misses too, the law cuts as it would have,
- * a second later; if not, it was a spike, and neither the level nor the
- * metric's noise (ctl-metric.c) learns from it. A stall that slows every
- * request (a host hiccup) also slows the writes past their target, and
- * Kyber grows them meanwhile; in the next second reads miss behind the
- * grown writes until Kyber, with reads hurt, cuts them back to the depth
- * the level held them at, by itself and within a few of its 100 ms
- * windows. So a miss right after a held one, with Kyber's write depth
- * above the one of the steady run but each write no slower than then (the
- * stall is over: a slow device, a GC storm, keeps them slow), is the
- * spike's too and held once more; a third miss in a row is acted on.
+ * (over CTL_CLEAR_MISS x the goal) after a steady run at the same targets
+ * is held one interval before the law acts on it: if the next one misses
+ * too, the law cuts as it would have, a second later; if not, it was a
+ * spike, and neither the level nor the metric's noise (ctl-metric.c)
+ * learns from it. Each hold is paid for: every settled second within the
+ * goal at the same targets goes to a bank, a hold spends
+ * CTL_SPIKE_STEADY of them, and the bank keeps CTL_SPIKE_BANKED holds'
+ * worth at most. So two hiccups a few seconds apart after a steady run
+ * are both held, and over time at most one second in CTL_SPIKE_STEADY + 1
+ * misses this way; a miss acted on, or a change of targets, empties the
+ * bank. A stall that slows every request (a host hiccup) also slows the
+ * writes past their target, and Kyber grows them meanwhile; in the next
+ * second reads miss behind the grown writes until Kyber, with reads hurt,
+ * cuts them back to the depth the level held them at, by itself and
+ * within a few of its 100 ms windows. So a miss right after a held one,
+ * with Kyber's write depth above the one of the steady run but each write
+ * no slower than then (the stall is over: a slow device, a GC storm, keeps
+ * them slow), is the spike's too and held once more; a third miss in a
+ * row is acted on.
  *
  * A probe or a pulse (one step less throttling, ctl-probe.c, ctl-grow.c)
  * starts from such a steady run, and the first interval after it has its
@@ -44,7 +50,7 @@ void ctl_spike_forget(struct ctl_spike *k)
 
 void ctl_spike_moved(struct ctl_spike *k)
 {
-	k->steady = 0;
+	k->steady = k->bank = 0;
 }
 
 void ctl_spike_stepped(struct ctl_spike *k)
@@ -63,6 +69,7 @@ bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric
 		k->held = CTL_SPIKE_NONE;
 		if (settled) {
 			k->steady++;
+			k->bank = MIN(k->bank + 1, CTL_SPIKE_BANKED * CTL_SPIKE_STEADY);
 			k->depth = write_depth;
 			k->write_p99_ns = write_p99_ns;
 		}
@@ -73,15 +80,17 @@ bool ctl_spike_update(struct ctl_spike *k, const struct goal *g, uint64_t metric
 		k->held = CTL_SPIKE_AFTERMATH;
 		return true;
 	}
-	/* The run of seconds without a miss starts again after any miss, a
-	 * held one included: at most one second in CTL_SPIKE_STEADY + 1 is
-	 * held, and a spike that comes back sooner is treated as a miss. */
-	if (k->held != CTL_SPIKE_NONE || !far || !(stepped || (settled && k->steady >= CTL_SPIKE_STEADY))) {
+	/* The run of seconds without a miss (a probe's wait, ctl-probe.c)
+	 * starts again after any miss, a held one included; the bank only
+	 * after one acted on. */
+	k->steady = 0;
+	if (k->held != CTL_SPIKE_NONE || !far || !(stepped || (settled && k->bank >= CTL_SPIKE_STEADY))) {
 		k->held = CTL_SPIKE_NONE;
-		k->steady = 0;
+		k->bank = 0;
 		return false;
 	}
 	k->held = stepped ? CTL_SPIKE_AFTER_STEP : CTL_SPIKE_HELD;
-	k->steady = 0;
+	if (!stepped)
+		k->bank -= CTL_SPIKE_STEADY;
 	return true;
 }

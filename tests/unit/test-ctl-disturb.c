@@ -212,8 +212,9 @@ static void test_free_p99_after_slow_device(void **state)
 /*
  * A far miss after a steady run is held a second: a spike passes, and
  * neither the level's record nor the metric's noise learns from it; a
- * miss that repeats is cut a second later, and so is a second spike
- * before the run of seconds within the goal has built up again.
+ * miss that repeats is cut a second later. A steady run banks two holds
+ * at most: a second spike soon after is held too, a third is cut, and
+ * the seconds within the goal between them bank toward the next.
  */
 static void test_spike_held_a_second(void **state)
 {
@@ -231,7 +232,17 @@ static void test_spike_held_a_second(void **state)
 	assert_false(d.write);
 	assert_int_equal(ctl_levels_missed_count(&c.levels, c.level), 0);
 	assert_true(ctl_metric_ceiling(&c.metric) == ceiling);
-	/* Another spike two seconds later: a miss. */
+	/* Another spike a second later: held on the bank's second hold. */
+	held_writes(&c, &cur, 6 * MSEC, &d);
+	assert_false(d.write);
+	assert_non_null(strstr(d.reason, "a spike passes"));
+	held_writes(&c, &cur, 1700 * USEC, &d);
+	assert_false(d.write);
+	/* A second within the goal left over from the first hold, and three
+	 * more: one short of a third hold, so the next spike is a miss. */
+	for (unsigned i = 0; i < CTL_SPIKE_STEADY - 3; i++)
+		held_writes(&c, &cur, 1700 * USEC, &d);
+	assert_false(d.write);
 	held_writes(&c, &cur, 6 * MSEC, &d);
 	assert_true(d.write);
 	assert_true(cur.write_ns > held.write_ns);

@@ -218,10 +218,11 @@ static void test_rare_miss_holds(void **state)
 }
 
 /* Whether a level found bad becomes usable again when, in the interval
- * right after the last write, fewer writes complete as fast as before:
- * only a cut, which takes writes out of the device, can explain that. */
+ * right after the last write, three times as many writes complete at
+ * Kyber's `depth` (13 before): fewer in the device, only a cut can
+ * explain that; as many, no write can. */
 static bool forgiven_right_after_write(const struct controller *before, const struct kyber_targets *now,
-				       bool cut_written, int last_move, int below)
+				       bool cut_written, int last_move, int below, uint32_t depth)
 {
 	struct kyber_targets cur = *now;
 	struct controller c = *before;
@@ -232,7 +233,7 @@ static bool forgiven_right_after_write(const struct controller *before, const st
 	c.since_write = 0;
 	c.cut_written = cut_written;
 	c.last_move = last_move;
-	flat_sample(&s, h, 1700 * USEC, 9000, 6);
+	flat_sample(&s, h, 1700 * USEC, 9000, depth);
 	decide(&c, &s, &cur, &d);
 	return !ctl_levels_unusable(&c.levels, below);
 }
@@ -286,10 +287,15 @@ static void test_forgive_when_device_faster(void **state)
 	/* In the interval right after a cut too: a cut takes writes out of
 	 * the device and cannot make them faster. Right after another write
 	 * (a step down, a pulse, a pull-up; the level's last move a cut or
-	 * not) the depth's change is the law's, and it says nothing yet. */
-	assert_true(forgiven_right_after_write(&c, &cur, true, +1, below));
-	assert_false(forgiven_right_after_write(&c, &cur, false, -1, below));
-	assert_false(forgiven_right_after_write(&c, &cur, false, +1, below));
+	 * not) a change of depth is the law's, and it says nothing yet; with
+	 * the depth where it was, the device got faster. */
+	assert_true(forgiven_right_after_write(&c, &cur, true, +1, below, 6));
+	assert_true(forgiven_right_after_write(&c, &cur, true, +1, below, 13));
+	assert_false(forgiven_right_after_write(&c, &cur, true, +1, below, 26));
+	assert_false(forgiven_right_after_write(&c, &cur, false, -1, below, 6));
+	assert_false(forgiven_right_after_write(&c, &cur, false, +1, below, 6));
+	assert_true(forgiven_right_after_write(&c, &cur, false, -1, below, 13));
+	assert_true(forgiven_right_after_write(&c, &cur, false, +1, below, 13));
 	c.regime.w_free_ns = 30.0 * MSEC;
 	c.regime.w_free_ns_usual = 13.0 * MSEC;
 	flat_sample(&s, h, 1700 * USEC, 9000, 13);
